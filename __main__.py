@@ -1,0 +1,3 @@
+from clarisql.cli import main
+
+raise SystemExit(main())

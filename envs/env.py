@@ -1,0 +1,346 @@
+"""``ClarifySQLEnv``: one task is one episode of clarifying, querying, abstaining and stopping.
+
+Spaces
+- Action: :class:`~clarisql.envs.spaces.ActionSpace`, a structured dict
+  (``clarify``/``execute``/``abstain``/``stop``, see :mod:`clarisql.envs.actions`) or the same
+  action as canonical tool-call text.
+- Observation: ``Dict(schema=Text, dialogue=Text, last=Text, turn=Discrete(max_turns + 1))``:
+  the database schema summary, the whole dialogue so far, what the last action produced, and
+  the number of actions taken.
+
+Episode
+- ``reset(seed=None, options=None)`` picks a task (``options={"task_id": ...}`` or
+  ``{"task_index": i}``, else a seeded uniform draw), opens a private database session
+  (read-only tasks borrow a read-only handle; write tasks get a private in-memory copy) and
+  returns the opening observation; ``info`` carries ``task_id``, ``category`` and ``messages``
+  (the chat so far, system prompt included).
+- ``clarify`` asks the user simulator (gated: it reveals values only for matching labels);
+  ``execute`` runs one SQL statement in the sandbox; ``abstain`` ends the episode declaring the
+  request unanswerable; ``stop`` ends it, the answer being the result of its ``sql`` (or of the
+  last successful query). The user simulator may end the dialogue (``###STOP###``).
+- ``terminated``: abstain, stop or user stop. ``truncated``: ``max_turns`` actions taken.
+
+Rewards
+Every step's reward is the weighted sum of the reward spec's components that fired (see
+:mod:`clarisql.rewards.spec`); episode-level components (outcome, reliability, ...) are added on
+the last step. ``info["reward_components"]`` holds this step's weighted components and
+``info["error"]`` the last action's error message or ``None``. The last step's
+``info["episode"]`` holds the episode record, total reward and component totals.
+
+Errors
+``step`` never raises for bad input: malformed actions, refused or failing SQL, stepping after
+the end or before ``reset`` all come back as an observation that says what was wrong.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from clarisql.envs import gold
+from clarisql.envs.actions import ACTION_FORMAT_HELP, Action, ActionError, parse_action
+from clarisql.envs.database import DatabaseImage, ExecResult, Session, SessionLimits, get_image
+from clarisql.envs.digest import session_digest
+from clarisql.envs.schema import schema_summary
+from clarisql.envs.simulators import DialogueContext, UserSimulator, make_simulator
+from clarisql.envs.spaces import ActionSpace, TextSpace
+from clarisql.envs.suites import Suite, load_suite
+from clarisql.envs.tasks import Task
+from clarisql.rewards import EpisodeRecord, RewardSpec, TurnRecord, is_correct, load_reward_spec
+from clarisql.rewards.spec import episode_components, score_episode, step_components
+
+SYSTEM_PROMPT = """\
+You are a data assistant working on an SQLite database. The user's request may be \
+underspecified (unclear intent, a missing or wrong city/district/year, a name that does not exist \
+as written) or impossible to answer from the database. Ask the user when something is unclear, \
+abstain when the request cannot be answered with SQL over this database, otherwise run SQL and \
+stop with the final query.
+
+{actions}
+
+{schema}"""
+
+
+class ClarifySQLEnv(gym.Env[dict, Any]):
+    """Gymnasium environment for clarification-aware text-to-SQL (see the module docstring).
+
+    Args:
+        suite: a suite name (``"builtin"``, ``"dysql"``), a JSONL task file, or a :class:`Suite`.
+        suite_kwargs: keyword arguments for the suite loader (e.g. ``{"seed": 0}``).
+        simulator: user simulator name (``"fixed"``) or instance.
+        reward: reward spec: preset name, YAML path, mapping or :class:`RewardSpec`.
+        max_turns: actions per episode before truncation.
+        max_clarifications: clarify actions allowed per episode (more are invalid actions).
+        limits: per-statement sandbox limits.
+        max_rows_shown: rows of a result shown in the observation.
+        task_ids: restrict sampling to these task ids.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        suite: str | Suite = "builtin",
+        *,
+        suite_kwargs: Mapping[str, Any] | None = None,
+        simulator: str | UserSimulator = "fixed",
+        simulator_kwargs: Mapping[str, Any] | None = None,
+        reward: str | Mapping[str, Any] | RewardSpec | None = None,
+        max_turns: int = 20,
+        max_clarifications: int = 5,
+        limits: SessionLimits | None = None,
+        max_rows_shown: int = 20,
+        task_ids: list[str] | None = None,
+        render_mode: str | None = None,
+    ):
+        if max_turns < 1:
+            raise ValueError("max_turns must be >= 1")
+        self.suite = load_suite(suite, **dict(suite_kwargs or {}))
+        if task_ids is not None:
+            self.suite = self.suite.subset(list(task_ids))
+        if not self.suite.tasks:
+            raise ValueError(f"suite {self.suite.name!r} has no tasks")
+        self.simulator = make_simulator(simulator, **dict(simulator_kwargs or {}))
+        self.reward_spec = load_reward_spec(reward)
+        self.max_turns = int(max_turns)
+        self.max_clarifications = int(max_clarifications)
+        self.limits = limits or SessionLimits()
+        self.max_rows_shown = int(max_rows_shown)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.action_space = ActionSpace()
+        self.observation_space = gym.spaces.Dict(
+            {
+                "schema": TextSpace(),
+                "dialogue": TextSpace(10_000_000),
+                "last": TextSpace(),
+                "turn": gym.spaces.Discrete(self.max_turns + 1),
+            }
+        )
+        self._images: dict[str, DatabaseImage] = {}
+        self._session: Session | None = None
+        self.task: Task | None = None
+        self.record: EpisodeRecord | None = None
+        self.messages: list[dict[str, str]] = []
+        self._done = True
+
+    # --- helpers ----------------------------------------------------------------------------
+    def image_for(self, task: Task) -> DatabaseImage:
+        img = self._images.get(task.db)
+        if img is None:
+            spec = self.suite.database(task)
+            img = self._images[task.db] = get_image(spec.path, spec.post_copy_sql)
+        return img
+
+    def _obs(self, last: str) -> dict[str, Any]:
+        return {"schema": self._schema, "dialogue": self._dialogue, "last": last, "turn": self._turn}
+
+    def _say(self, role: str, who: str, text: str) -> None:
+        self.messages.append({"role": role, "content": text})
+        self._dialogue += f"{who}: {text}\n"
+
+    # --- Gymnasium API ----------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        options = options or {}
+        if "task_id" in options:
+            task = self.suite.task(options["task_id"])
+        elif "task_index" in options:
+            task = self.suite.tasks[int(options["task_index"]) % len(self.suite.tasks)]
+        else:
+            task = self.suite.tasks[int(self.np_random.integers(len(self.suite.tasks)))]
+        self.task = task
+        image = self.image_for(task)
+        spec = self.suite.database(task)
+        self._digest_config = spec.digest
+        self._session = image.session(task.writable, self.limits)
+        self._schema = schema_summary(image, spec.description)
+        self._turn = 0
+        self._clarifications = 0
+        self._answer: tuple[list[list[Any]], bool] | None = None
+        self._done = False
+        self._revealed: list[str] = []
+        sim_seed = int(self.np_random.integers(2**31 - 1))
+        opening = self.simulator.reset(task, seed=sim_seed)
+        self.record = EpisodeRecord(
+            task_id=task.id, category=task.category, answerable=task.answerable,
+            writable=task.writable, unanswerable_kind=task.unanswerable_kind,
+        )
+        self._dialogue = ""
+        self.messages = [{"role": "system", "content": SYSTEM_PROMPT.format(actions=ACTION_FORMAT_HELP, schema=self._schema)}]
+        self._say("user", "User", opening)
+        info = {"task_id": task.id, "category": task.category, "writable": task.writable,
+                "messages": self.messages, "reward_components": {}, "error": None}
+        return self._obs(opening), info
+
+    def step(self, action: Any):
+        if self._done or self._session is None or self.record is None:
+            msg = "the episode is over: call reset() to start a new one"
+            obs = self._obs(msg) if self.task is not None else {"schema": "", "dialogue": "", "last": msg, "turn": 0}
+            return obs, 0.0, True, False, {"reward_components": {}, "error": msg}
+        try:
+            return self._step(action)
+        except Exception as e:  # last resort: step() must never raise (see module docstring)
+            msg = f"internal error while handling the action: {type(e).__name__}: {e}"
+            self._done = True
+            info = {"reward_components": {}, "error": msg, "traceback": traceback.format_exc()}
+            return self._obs(msg), 0.0, True, False, info
+
+    def _step(self, raw: Any):
+        assert self.task is not None and self.record is not None and self._session is not None
+        self._turn += 1
+        error: str | None = None
+        terminated = False
+        turn = TurnRecord(kind="invalid", valid=False)
+        try:
+            act = parse_action(raw)
+        except ActionError as e:
+            act = None
+            error = f"invalid action: {e}"
+        if act is not None:
+            self.messages.append({"role": "assistant", "content": raw if isinstance(raw, str) else act.to_text()})
+            self._dialogue += f"Agent: {_describe(act)}\n"
+        else:
+            self.messages.append({"role": "assistant", "content": raw if isinstance(raw, str) else repr(raw)[:2000]})
+            self._dialogue += f"Agent: (invalid action) {error}\n"
+
+        if act is None:
+            last = error or ""
+            self.messages.append({"role": "user", "content": last})
+        elif act.type == "clarify":
+            if self._clarifications >= self.max_clarifications:
+                error = f"invalid action: the clarification limit ({self.max_clarifications}) is reached"
+                last = error
+                self._dialogue += f"Environment: {last}\n"
+                self.messages.append({"role": "user", "content": last})
+            else:
+                self._clarifications += 1
+                ctx = DialogueContext(self.task, self.messages, self._session, self._turn)
+                reply = self.simulator.respond(act.question, act.labels, ctx)
+                turn = TurnRecord(kind="clarify", earned=reply.earned, n_labels=len(act.labels),
+                                  n_revealed=len(reply.revealed))
+                self._revealed.extend(u.value for u in reply.revealed)
+                last = reply.text
+                self._say("user", "User", last)
+                if reply.stop:
+                    terminated = True
+                    self.record.end = "user_stop"
+        elif act.type == "execute":
+            res = self._session.execute(act.sql)
+            turn = TurnRecord(kind="execute", sql_error=not res.ok)
+            if res.ok:
+                if res.columns:
+                    self._answer = ([list(r) for r in res.rows], res.truncated)
+            else:
+                error = res.error
+            last = self._format(res)
+            self._dialogue += f"Result: {last}\n"
+            self.messages.append({"role": "tool", "content": last})
+        elif act.type == "abstain":
+            turn = TurnRecord(kind="abstain")
+            terminated = True
+            self.record.end = "abstain"
+            last = "You abstained. The episode is over."
+        else:  # stop
+            turn = TurnRecord(kind="stop")
+            last = "You stopped. The episode is over."
+            if act.sql is not None:
+                res = self._session.execute(act.sql)
+                turn.sql_error = not res.ok
+                if res.ok:
+                    self._answer = ([list(r) for r in res.rows], res.truncated)
+                else:
+                    error = res.error
+                    self._answer = None
+                last = self._format(res) + "\n" + last
+            terminated = True
+            self.record.end = "stop"
+
+        self.record.turns.append(turn)
+        components = step_components(turn, self.reward_spec)
+        truncated = not terminated and self._turn >= self.max_turns
+        info: dict[str, Any] = {"error": error, "task_id": self.task.id, "turn": self._turn,
+                                "action": None if act is None else act.to_dict()}
+        if terminated or truncated:
+            if truncated:
+                self.record.end = "truncated"
+            info["episode"] = self._finish()
+            components = {**components}
+            for k, v in episode_components(self.record, self.reward_spec).items():
+                components[k] = components.get(k, 0.0) + v
+        info["reward_components"] = components
+        reward = float(sum(components.values()))
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(last), reward, terminated, truncated, info
+
+    def _finish(self) -> dict[str, Any]:
+        """Close the episode: final digest, gold facts, totals."""
+        assert self.task is not None and self.record is not None and self._session is not None
+        self._done = True
+        rec, task = self.record, self.task
+        image = self.image_for(task)
+        gold_error = None
+        if self._answer is not None:
+            rec.answer_rows, rec.answer_truncated = self._answer
+        try:
+            if task.writable:
+                rec.final_digest = session_digest(self._session, self._digest_config)
+                rec.gold_digest = gold.gold_digest(task, image, self._digest_config)
+            elif task.answerable:
+                rec.gold_rows = gold.gold_rows(task, image)
+                rec.gold_ordered = gold.gold_ordered(task)
+        except gold.GoldError as e:
+            gold_error = str(e)
+        total, totals = score_episode(rec, self.reward_spec)
+        out = {"record": rec.to_dict(), "reward": total, "reward_components": totals,
+               "correct": is_correct(rec), "revealed": list(self._revealed)}
+        if gold_error:
+            out["gold_error"] = gold_error
+        return out
+
+    def _format(self, res: ExecResult) -> str:
+        if not res.ok:
+            return f"ERROR: {res.error}"
+        if not res.columns:
+            return f"OK: {res.changes} row(s) changed." if res.is_write else "OK."
+        n = len(res.rows)
+        shown = res.rows[: self.max_rows_shown]
+        lines = [" | ".join(res.columns)]
+        lines += [" | ".join("NULL" if v is None else str(v) for v in r) for r in shown]
+        head = f"OK: {n} row(s){' (truncated at the result cap)' if res.truncated else ''}."
+        more = f"\n... {n - len(shown)} more row(s) not shown" if n > len(shown) else ""
+        return head + "\n" + "\n".join(lines) + more
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            return None
+        if self.render_mode == "human":
+            print(self._dialogue, flush=True)
+            return None
+        return self._dialogue
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        self.simulator.close()
+
+
+def _describe(act: Action) -> str:
+    if act.type == "clarify":
+        labels = ", ".join(str(lb.to_json()) for lb in act.labels)
+        return f"[ask_user] {act.question}" + (f" (labels: {labels})" if labels else "")
+    if act.type == "execute":
+        return f"[execute_sql] {act.sql if isinstance(act.sql, str) else repr(act.sql)}"
+    if act.type == "abstain":
+        return f"[abstain] {act.reason}"
+    return "[stop]" + (f" {act.sql}" if act.sql else "")

@@ -1,0 +1,35 @@
+"""Schema summaries shown to the agent (one line per table, cached per database image)."""
+
+from __future__ import annotations
+
+import threading
+
+from clarisql.envs.database import DatabaseImage
+
+_CACHE: dict[tuple[str, int, str | None], str] = {}
+_LOCK = threading.Lock()
+
+
+def schema_summary(image: DatabaseImage, description: str | None = None) -> str:
+    """``table(col TYPE, ...)`` lines for every table and view, after an optional description."""
+    key = (str(image.path), len(image.image), description)
+    with _LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    conn = image.reader()
+    lines = []
+    objs = conn.execute(
+        "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
+    ).fetchall()
+    for name, typ in objs:
+        cols = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+        body = ", ".join(f"{c} {t}".strip() for c, t in cols)
+        lines.append(f"{'VIEW ' if typ == 'view' else ''}{name}({body})")
+    text = ("Database tables:\n" if lines else "The database has no tables.\n") + "\n".join(lines)
+    if description:
+        text = description.strip() + "\n\n" + text
+    with _LOCK:
+        _CACHE[key] = text
+    return text

@@ -1,0 +1,40 @@
+"""User simulators: the interface and the built-in modes.
+
+``make_simulator("fixed")`` gives ODUTQA-MDC's gated Fixed-mode simulator; other modes register
+with :func:`register_simulator`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from clarisql.envs.simulators.base import STOP_TOKEN, DialogueContext, SimulatorReply, UserSimulator
+from clarisql.envs.simulators.fixed import FixedSimulator
+
+_REGISTRY: dict[str, Callable[..., UserSimulator]] = {"fixed": FixedSimulator}
+
+
+def register_simulator(name: str, factory: Callable[..., UserSimulator]) -> None:
+    _REGISTRY[name] = factory
+
+
+def make_simulator(spec: str | UserSimulator | None = None, **kwargs: Any) -> UserSimulator:
+    """A simulator instance from a name (default ``fixed``) or an instance."""
+    if isinstance(spec, UserSimulator):
+        return spec
+    name = spec or "fixed"
+    if name not in _REGISTRY:
+        raise KeyError(f"unknown user simulator {name!r}: expected one of {sorted(_REGISTRY)}")
+    return _REGISTRY[name](**kwargs)
+
+
+__all__ = [
+    "STOP_TOKEN",
+    "DialogueContext",
+    "FixedSimulator",
+    "SimulatorReply",
+    "UserSimulator",
+    "make_simulator",
+    "register_simulator",
+]

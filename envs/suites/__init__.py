@@ -1,0 +1,136 @@
+"""Suites: a named set of tasks plus the databases they run on.
+
+``load_suite(spec)`` accepts
+- ``"builtin"``: the embedded, generated suite (no data, no model, no GPU needed);
+- ``"dysql"``: DySQL-Bench tasks and databases (keyword ``data=`` the DySQL folder, ``db=`` one
+  database), see :mod:`clarisql.envs.suites.dysql`;
+- a path to a JSONL task file (task ``db`` fields are paths, relative to the file's folder);
+- a :class:`Suite` instance (returned as is).
+
+Other suites can be added with :func:`register_suite`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clarisql.envs.digest import DigestConfig
+from clarisql.envs.tasks import Task, TaskFormatError, load_tasks
+
+
+@dataclass
+class DatabaseSpec:
+    """A database a suite's tasks run on.
+
+    - ``path``: the SQLite file (never written: episodes get private copies or read-only handles).
+    - ``post_copy_sql``: statements run on every private copy before the episode starts
+      (DySQL-Bench's ``retail`` drops a view, for example).
+    - ``digest``: how the final-state digest is taken (:class:`clarisql.envs.digest.DigestConfig`:
+      volatile columns, table order, count-only tables).
+    - ``description``: text shown to the agent with the schema (e.g. DySQL's agent policy).
+    """
+
+    name: str
+    path: Path
+    post_copy_sql: list[str] = field(default_factory=list)
+    digest: DigestConfig = field(default_factory=DigestConfig)
+    description: str | None = None
+
+
+@dataclass
+class Suite:
+    """Tasks and the databases they reference (``task.db`` is a key of ``databases``)."""
+
+    name: str
+    tasks: list[Task]
+    databases: dict[str, DatabaseSpec]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_id = {t.id: t for t in self.tasks}
+        if len(self._by_id) != len(self.tasks):
+            raise TaskFormatError(f"suite {self.name!r}: task ids are not unique")
+        missing = sorted({t.db for t in self.tasks} - set(self.databases))
+        if missing:
+            raise TaskFormatError(f"suite {self.name!r}: tasks reference unknown databases {missing}")
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise KeyError(f"suite {self.name!r} has no task {task_id!r}") from None
+
+    def database(self, task: Task) -> DatabaseSpec:
+        return self.databases[task.db]
+
+    def subset(self, ids: list[str] | None = None, max_tasks: int | None = None) -> Suite:
+        tasks = [self.task(i) for i in ids] if ids is not None else list(self.tasks)
+        if max_tasks is not None:
+            tasks = tasks[:max_tasks]
+        used = {t.db for t in tasks}
+        return Suite(self.name, tasks, {k: v for k, v in self.databases.items() if k in used}, dict(self.metadata))
+
+
+SuiteFactory = Callable[..., Suite]
+_REGISTRY: dict[str, SuiteFactory] = {}
+
+
+def register_suite(name: str, factory: SuiteFactory) -> None:
+    """Make ``load_suite(name, **kw)`` call ``factory(**kw)``."""
+    _REGISTRY[name] = factory
+
+
+def file_suite(path: str | Path) -> Suite:
+    """A suite from a JSONL task file; each task's ``db`` is a path relative to the file."""
+    p = Path(path)
+    tasks = load_tasks(p)
+    dbs: dict[str, DatabaseSpec] = {}
+    for t in tasks:
+        if t.db in dbs:
+            continue
+        dbp = Path(t.db) if Path(t.db).is_absolute() else (p.parent / t.db)
+        if t.db.startswith("suite:"):
+            raise TaskFormatError(f"{p}: task {t.id!r} references {t.db!r}; load that suite instead")
+        if not dbp.is_file():
+            raise TaskFormatError(f"{p}: task {t.id!r}: database file {dbp} does not exist")
+        dbs[t.db] = DatabaseSpec(name=t.db, path=dbp.resolve())
+    return Suite(p.stem, tasks, dbs, {"source": str(p)})
+
+
+def load_suite(spec: str | Path | Suite, **kwargs: Any) -> Suite:
+    """Resolve a suite name, task-file path or :class:`Suite` (see the module docstring)."""
+    if isinstance(spec, Suite):
+        return spec
+    key = str(spec)
+    if key in _REGISTRY:
+        return _REGISTRY[key](**kwargs)
+    p = Path(key)
+    if p.suffix in (".jsonl", ".json") or p.is_file():
+        if not p.is_file():
+            raise FileNotFoundError(f"task file {p} does not exist")
+        return file_suite(p)
+    raise KeyError(f"unknown suite {key!r}: expected one of {sorted(_REGISTRY)} or a .jsonl task file")
+
+
+def _builtin(**kw: Any) -> Suite:
+    from clarisql.envs.suites.builtin import builtin_suite
+
+    return builtin_suite(**kw)
+
+
+def _dysql(**kw: Any) -> Suite:
+    from clarisql.envs.suites.dysql import dysql_suite
+
+    return dysql_suite(**kw)
+
+
+register_suite("builtin", _builtin)
+register_suite("dysql", _dysql)
+
+__all__ = ["DatabaseSpec", "Suite", "file_suite", "load_suite", "register_suite"]
