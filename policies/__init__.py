@@ -1,0 +1,89 @@
+"""Policies: scripted baselines and model-backed agents behind one interface.
+
+``make_policy(spec)`` understands:
+- ``oracle``, ``answer-without-clarifying`` (alias ``naive``), ``abstain-all``, ``stop-at-once``,
+  ``clarify-every-turn``, ``random`` (``random:SEED``);
+- ``replay`` (golden actions), ``script:FILE`` (JSON: task id -> list of actions);
+- ``hf:PATH_OR_ID`` (a transformers causal LM, needs the ``train`` extra);
+- ``openai:MODEL@URL`` (any OpenAI-compatible endpoint).
+Model policies are imported lazily so that the core never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from clarisql.policies.base import Policy, ScriptedPolicy
+from clarisql.policies.baselines import (
+    AbstainAllPolicy,
+    AnswerWithoutClarifyingPolicy,
+    ClarifyEveryTurnPolicy,
+    OraclePolicy,
+    RandomPolicy,
+    StopAtOncePolicy,
+)
+
+_SIMPLE: dict[str, type[Policy]] = {
+    "oracle": OraclePolicy,
+    "answer-without-clarifying": AnswerWithoutClarifyingPolicy,
+    "naive": AnswerWithoutClarifyingPolicy,
+    "abstain-all": AbstainAllPolicy,
+    "stop-at-once": StopAtOncePolicy,
+    "clarify-every-turn": ClarifyEveryTurnPolicy,
+}
+# prefix -> "module:factory"; the factory takes the text after the prefix and keyword options.
+_PREFIXED: dict[str, str] = {
+    "random": "clarisql.policies.baselines:RandomPolicy",
+    "replay": "clarisql.policies.scripted:ReplayPolicy",
+    "script": "clarisql.policies.scripted:ScriptPolicy",
+    "hf": "clarisql.policies.hf:HFPolicy",
+    "openai": "clarisql.policies.openai_compat:OpenAIPolicy",
+}
+
+
+class PolicySpecError(ValueError):
+    """The policy spec is unknown or malformed."""
+
+
+def register_policy(prefix: str, target: str) -> None:
+    """Make ``make_policy("PREFIX:ARG")`` call ``module:factory`` with ARG."""
+    _PREFIXED[prefix] = target
+
+
+def make_policy(spec: str | Policy, **kwargs: Any) -> Policy:
+    """A policy instance from a spec string (see the module docstring) or an instance."""
+    if isinstance(spec, Policy):
+        return spec
+    if spec in _SIMPLE:
+        return _SIMPLE[spec](**kwargs)
+    prefix, _, arg = spec.partition(":")
+    target = _PREFIXED.get(prefix)
+    if target is None:
+        known = sorted(set(_SIMPLE) | {f"{p}:..." if p not in ("random", "replay") else p for p in _PREFIXED})
+        raise PolicySpecError(f"unknown policy {spec!r}: expected one of {known}")
+    mod_name, _, attr = target.partition(":")
+    try:
+        factory = getattr(importlib.import_module(mod_name), attr)
+    except ImportError as e:
+        raise PolicySpecError(f"policy {spec!r} needs {e.name or mod_name}: {e} (try: pip install 'clarisql[train]')") from None
+    if prefix == "random":
+        return factory(seed=int(arg) if arg else kwargs.pop("seed", 0), **kwargs)
+    if arg:
+        return factory(arg, **kwargs)
+    return factory(**kwargs)
+
+
+__all__ = [
+    "AbstainAllPolicy",
+    "AnswerWithoutClarifyingPolicy",
+    "ClarifyEveryTurnPolicy",
+    "OraclePolicy",
+    "Policy",
+    "PolicySpecError",
+    "RandomPolicy",
+    "ScriptedPolicy",
+    "StopAtOncePolicy",
+    "make_policy",
+    "register_policy",
+]

@@ -1,0 +1,113 @@
+"""Scripted baselines. The degenerate ones exist to show that rewards cannot be gamed.
+
+- ``oracle``: clarifies exactly the gold labels (one question), abstains on unanswerable tasks,
+  runs the gold SQL / golden actions, stops.
+- ``answer-without-clarifying`` (``naive``): never asks and never abstains; runs the SQL a
+  literal reading of the question gives (``task.metadata["naive_sql"]`` / ``["naive_actions"]``,
+  falling back to the gold SQL only for well-specified tasks).
+- ``abstain-all``: abstains at once. ``stop-at-once``: stops at once with no answer.
+- ``clarify-every-turn``: asks a question with every label kind on every turn.
+- ``random``: seeded random actions (questions with random labels, simple SELECTs, abstain, stop).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from clarisql.envs.tasks import Task
+from clarisql.policies.base import ActionLike, Observation, Policy, ScriptedPolicy
+
+
+class OraclePolicy(ScriptedPolicy):
+    name = "oracle"
+
+    def plan(self, task: Task) -> Sequence[ActionLike]:
+        if not task.answerable:
+            return [{"type": "abstain", "reason": "the database cannot answer this request"}]
+        steps: list[ActionLike] = []
+        if task.underspecs:
+            steps.append({
+                "type": "clarify",
+                "question": "Could you clarify: " + "; ".join(_ask(u.label.to_json()) for u in task.underspecs) + "?",
+                "labels": [u.label.to_json() for u in task.underspecs],
+            })
+        steps += [{"type": "execute", "sql": a} for a in task.gold_actions]
+        steps.append({"type": "stop", "sql": task.gold_sql} if task.gold_sql else {"type": "stop", "sql": None})
+        return steps
+
+
+def _ask(label: Any) -> str:
+    if label == "intent":
+        return "what exactly do you want to know"
+    content, slot, kind = label
+    if kind == "Missing":
+        return f"which {slot} do you mean"
+    return f"what do you mean by '{content}' ({slot})"
+
+
+class AnswerWithoutClarifyingPolicy(ScriptedPolicy):
+    name = "answer-without-clarifying"
+
+    def plan(self, task: Task) -> Sequence[ActionLike]:
+        md = task.metadata
+        if task.writable:
+            actions = md.get("naive_actions")
+            if actions is None:
+                actions = task.gold_actions if task.category == "well-specified" or not task.underspecs else []
+            return [*({"type": "execute", "sql": a} for a in actions), {"type": "stop", "sql": None}]
+        sql = md.get("naive_sql")
+        if sql is None:
+            sql = task.gold_sql if task.answerable and not task.underspecs else "SELECT NULL"
+        return [{"type": "stop", "sql": sql}]
+
+
+class AbstainAllPolicy(Policy):
+    name = "abstain-all"
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        return {"type": "abstain", "reason": "abstain-all baseline"}
+
+
+class StopAtOncePolicy(Policy):
+    name = "stop-at-once"
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        return {"type": "stop", "sql": None}
+
+
+class ClarifyEveryTurnPolicy(Policy):
+    name = "clarify-every-turn"
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        return {"type": "clarify", "question": "What exactly do you mean?",
+                "labels": ["intent", ["", "year", "Missing"], ["", "city", "Missing"], ["", "district", "Missing"]]}
+
+
+_TABLE_LINE = re.compile(r"^(\w+)\(", re.M)
+
+
+class RandomPolicy(Policy):
+    """Uniform over action types; seeded (``seed``) and reproducible."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        k = int(self.rng.integers(4))
+        tables = _TABLE_LINE.findall(observation.get("schema", "")) or ["sqlite_schema"]
+        table = tables[int(self.rng.integers(len(tables)))]
+        if k == 0:
+            slot = ["year", "city", "district"][int(self.rng.integers(3))]
+            label = "intent" if self.rng.random() < 0.3 else ["", slot, "Missing"]
+            return {"type": "clarify", "question": f"Which {slot}?", "labels": [label]}
+        if k == 1:
+            return {"type": "execute", "sql": f"SELECT * FROM {table} LIMIT 5"}
+        if k == 2:
+            return {"type": "abstain", "reason": "random"}
+        return {"type": "stop", "sql": f"SELECT count(*) FROM {table}"}
