@@ -70,7 +70,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
     Args:
         suite: a suite name (``"builtin"``, ``"dysql"``), a JSONL task file, or a :class:`Suite`.
         suite_kwargs: keyword arguments for the suite loader (e.g. ``{"seed": 0}``).
-        simulator: user simulator name (``"fixed"``) or instance.
+        simulator: user simulator name or instance; ``None`` takes the suite's
+            ``metadata["simulator"]``, else ``"fixed"``.
         reward: reward spec: preset name, YAML path, mapping or :class:`RewardSpec`.
         max_turns: actions per episode before truncation.
         max_clarifications: clarify actions allowed per episode (more are invalid actions).
@@ -86,7 +87,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         suite: str | Suite = "builtin",
         *,
         suite_kwargs: Mapping[str, Any] | None = None,
-        simulator: str | UserSimulator = "fixed",
+        simulator: str | UserSimulator | None = None,
         simulator_kwargs: Mapping[str, Any] | None = None,
         reward: str | Mapping[str, Any] | RewardSpec | None = None,
         max_turns: int = 20,
@@ -103,6 +104,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             self.suite = self.suite.subset(list(task_ids))
         if not self.suite.tasks:
             raise ValueError(f"suite {self.suite.name!r} has no tasks")
+        if simulator is None:  # the suite's choice (DySQL: instruction-following), else Fixed mode
+            simulator = self.suite.metadata.get("simulator", "fixed")
         self.simulator = make_simulator(simulator, **dict(simulator_kwargs or {}))
         self.reward_spec = load_reward_spec(reward)
         self.max_turns = int(max_turns)
