@@ -49,9 +49,15 @@ def _demo(args: argparse.Namespace) -> int:
             if i % 20 == 0 or i == len(tasks) - 1:
                 bar.set_postfix({"pass@1": f"{sum(r.correct for r in results) / len(results):.3f}"})
         m = summary_metrics(records_from_results(results))
-        table.add_row(name, f"{m['pass@1']:.3f}", f"{m['phi_0']:.3f}", f"{m['phi_10']:.3f}",
-                      f"{m['clarifications_per_episode']:.2f}", f"{m['turns_per_episode']:.2f}",
-                      f"{sum(r.reward for r in results) / len(results):.3f}")
+        table.add_row(
+            name,
+            f"{m['pass@1']:.3f}",
+            f"{m['phi_0']:.3f}",
+            f"{m['phi_10']:.3f}",
+            f"{m['clarifications_per_episode']:.2f}",
+            f"{m['turns_per_episode']:.2f}",
+            f"{sum(r.reward for r in results) / len(results):.3f}",
+        )
     env.close()
     Console().print(table)
     return 0
@@ -67,8 +73,12 @@ def _play(args: argparse.Namespace) -> int:
     print(f"Task {info['task_id']} ({info['category']}{', may write' if info['writable'] else ''})")
     if args.show_schema:
         print(obs["schema"])
-    print("Type an action: sql <statement> | ask <question> [|| label; label] | abstain [reason] | stop [sql] |")
-    print("raw <tool-call text or JSON> | schema | help | quit. Labels: intent  or  content,slot,kind")
+    print(
+        "Type an action: sql <statement> | ask <question> [|| label; label] | abstain [reason] | stop [sql] |"
+    )
+    print(
+        "raw <tool-call text or JSON> | schema | help | quit. Labels: intent  or  content,slot,kind"
+    )
     print(f"\nUser: {obs['last']}")
     total = 0.0
     while True:
@@ -114,28 +124,41 @@ def _play(args: argparse.Namespace) -> int:
             print(f"  reward {reward:+.3f} {info['reward_components']}")
         if terminated or truncated:
             ep = info.get("episode", {})
-            print(f"\nEpisode over ({'truncated' if truncated else 'terminated'}): "
-                  f"{'correct' if ep.get('correct') else 'not correct'}, total reward {total:+.3f}")
+            print(
+                f"\nEpisode over ({'truncated' if truncated else 'terminated'}): "
+                f"{'correct' if ep.get('correct') else 'not correct'}, total reward {total:+.3f}"
+            )
             return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     from clarisql import __version__
 
-    parser = argparse.ArgumentParser(prog="clarisql", description="Clarification-aware text-to-SQL RL environment.")
+    parser = argparse.ArgumentParser(
+        prog="clarisql", description="Clarification-aware text-to-SQL RL environment."
+    )
     parser.add_argument("--version", action="version", version=f"clarisql {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("demo", help="run the scripted baselines on the built-in suite and print metrics")
-    p.add_argument("--policies", nargs="+", default=list(DEMO_POLICIES), help="policy specs (default: %(default)s)")
+    p = sub.add_parser(
+        "demo", help="run the scripted baselines on the built-in suite and print metrics"
+    )
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        default=list(DEMO_POLICIES),
+        help="policy specs (default: %(default)s)",
+    )
     p.add_argument("--max-episodes", type=int, default=None, help="only the first N tasks")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rewards", default="default", help="reward spec: preset name or YAML path")
     p.set_defaults(func=_demo)
 
     p = sub.add_parser("play", help="drive an episode yourself in the terminal")
-    p.add_argument("--suite", default="builtin", help="builtin, dysql or a task file (default: builtin)")
+    p.add_argument(
+        "--suite", default="builtin", help="builtin, dysql or a task file (default: builtin)"
+    )
     p.add_argument("--task", default=None, help="task id (default: a seeded random task)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--rewards", default="default")

@@ -31,11 +31,25 @@ from clarisql.envs.tasks import Label
 ACTION_TYPES = ("clarify", "execute", "abstain", "stop")
 TOOL_NAMES = {"clarify": "ask_user", "execute": "execute_sql", "abstain": "abstain", "stop": "stop"}
 _ALIASES = {
-    "clarify": "clarify", "ask_user": "clarify", "ask": "clarify", "ask_clarification": "clarify",
-    "clarification": "clarify", "question": "clarify",
-    "execute": "execute", "execute_sql": "execute", "sql": "execute", "run_sql": "execute", "query": "execute",
-    "abstain": "abstain", "refuse": "abstain",
-    "stop": "stop", "submit": "stop", "final_answer": "stop", "answer": "stop", "finish": "stop", "done": "stop",
+    "clarify": "clarify",
+    "ask_user": "clarify",
+    "ask": "clarify",
+    "ask_clarification": "clarify",
+    "clarification": "clarify",
+    "question": "clarify",
+    "execute": "execute",
+    "execute_sql": "execute",
+    "sql": "execute",
+    "run_sql": "execute",
+    "query": "execute",
+    "abstain": "abstain",
+    "refuse": "abstain",
+    "stop": "stop",
+    "submit": "stop",
+    "final_answer": "stop",
+    "answer": "stop",
+    "finish": "stop",
+    "done": "stop",
 }
 
 
@@ -53,7 +67,11 @@ class Action:
 
     def to_dict(self) -> dict[str, Any]:
         if self.type == "clarify":
-            return {"type": "clarify", "question": self.question, "labels": [lb.to_json() for lb in self.labels]}
+            return {
+                "type": "clarify",
+                "question": self.question,
+                "labels": [lb.to_json() for lb in self.labels],
+            }
         if self.type == "execute":
             return {"type": "execute", "sql": self.sql}
         if self.type == "abstain":
@@ -66,7 +84,22 @@ class Action:
         kind = d.pop("type")
         if kind == "stop" and d.get("sql") is None:
             d = {}
-        return "<tool_call>" + json.dumps({"name": TOOL_NAMES[kind], "arguments": d}, ensure_ascii=False) + "</tool_call>"
+        return (
+            "<tool_call>"
+            + json.dumps({"name": TOOL_NAMES[kind], "arguments": d}, ensure_ascii=False)
+            + "</tool_call>"
+        )
+
+
+def _text_sql(sql: Any, what: str) -> Any:
+    if isinstance(sql, (bytes, bytearray)):
+        try:
+            return bytes(sql).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ActionError(
+                f"{what}: 'sql' is not valid UTF-8 ({e.reason} at byte {e.start})"
+            ) from None
+    return sql
 
 
 def _from_mapping(d: dict[str, Any]) -> Action:
@@ -76,7 +109,9 @@ def _from_mapping(d: dict[str, Any]) -> Action:
             try:
                 args = json.loads(args)
             except json.JSONDecodeError:
-                raise ActionError("tool-call 'arguments' is a string that is not valid JSON") from None
+                raise ActionError(
+                    "tool-call 'arguments' is a string that is not valid JSON"
+                ) from None
         if not isinstance(args, dict):
             raise ActionError("tool-call 'arguments' must be an object")
         d = {"type": d["name"], **args}
@@ -85,7 +120,9 @@ def _from_mapping(d: dict[str, Any]) -> Action:
         raise ActionError(f"action needs a 'type' (one of {', '.join(ACTION_TYPES)})")
     t = _ALIASES.get(kind.strip().lower())
     if t is None:
-        raise ActionError(f"unknown action type {kind!r}: expected one of {', '.join(ACTION_TYPES)}")
+        raise ActionError(
+            f"unknown action type {kind!r}: expected one of {', '.join(ACTION_TYPES)}"
+        )
     if t == "clarify":
         q = d.get("question", d.get("text", ""))
         if not isinstance(q, str):
@@ -93,10 +130,18 @@ def _from_mapping(d: dict[str, Any]) -> Action:
         raw = d.get("labels", [])
         if raw is None:
             raw = []
-        if isinstance(raw, (str, dict)) or (isinstance(raw, list) and len(raw) == 3 and all(isinstance(x, str) for x in raw) and raw[0] != "intent" and raw[2].strip().lower() in ("missing", "error", "unmatch", "not-exist")):
+        if isinstance(raw, (str, dict)) or (
+            isinstance(raw, list)
+            and len(raw) == 3
+            and all(isinstance(x, str) for x in raw)
+            and raw[0] != "intent"
+            and raw[2].strip().lower() in ("missing", "error", "unmatch", "not-exist")
+        ):
             raw = [raw]
         if not isinstance(raw, list):
-            raise ActionError("clarify: 'labels' must be a list of labels ('intent' or [content, slot, kind])")
+            raise ActionError(
+                "clarify: 'labels' must be a list of labels ('intent' or [content, slot, kind])"
+            )
         labels = []
         for item in raw:
             try:
@@ -107,19 +152,19 @@ def _from_mapping(d: dict[str, Any]) -> Action:
             raise ActionError("clarify: give a 'question' (and the 'labels' you detected)")
         return Action("clarify", question=q, labels=labels)
     if t == "execute":
-        sql = d.get("sql", d.get("query"))
-        if not isinstance(sql, (str, bytes)):
+        sql = _text_sql(d.get("sql", d.get("query")), "execute")
+        if not isinstance(sql, str):
             raise ActionError("execute: 'sql' must be a string")
-        return Action("execute", sql=sql)  # type: ignore[arg-type]
+        return Action("execute", sql=sql)
     if t == "abstain":
         r = d.get("reason", "")
         return Action("abstain", reason=r if isinstance(r, str) else str(r))
-    sql = d.get("sql", d.get("query"))
-    if sql is not None and not isinstance(sql, (str, bytes)):
+    sql = _text_sql(d.get("sql", d.get("query")), "stop")
+    if sql is not None and not isinstance(sql, str):
         raise ActionError("stop: 'sql' must be a string or null")
     if isinstance(sql, str) and not sql.strip():
         sql = None
-    return Action("stop", sql=sql)  # type: ignore[arg-type]
+    return Action("stop", sql=sql)
 
 
 _TOOL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
@@ -158,7 +203,7 @@ def _parse_text(text: str) -> Action:
         if lang.lower() == "sql" and body.strip():
             return Action("execute", sql=body.strip())
     raise ActionError(
-        'could not find an action: reply with one tool call, e.g. '
+        "could not find an action: reply with one tool call, e.g. "
         '<tool_call>{"name": "execute_sql", "arguments": {"sql": "SELECT ..."}}</tool_call>'
     )
 

@@ -37,14 +37,40 @@ import apsw
 
 # Pragmas an agent may read (no argument) or call with a table/index name argument.
 _INTROSPECTION_PRAGMAS = frozenset(
-    {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-     "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"}
+    {
+        "table_info",
+        "table_xinfo",
+        "table_list",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+        "foreign_key_check",
+        "integrity_check",
+        "quick_check",
+    }
 )
 _READ_PRAGMAS = frozenset(
-    {"foreign_keys", "user_version", "schema_version", "page_count", "page_size", "encoding",
-     "collation_list", "compile_options", "freelist_count", "application_id", "data_version",
-     "max_page_count", "auto_vacuum", "journal_mode", "case_sensitive_like", "function_list",
-     "pragma_list", "module_list"}
+    {
+        "foreign_keys",
+        "user_version",
+        "schema_version",
+        "page_count",
+        "page_size",
+        "encoding",
+        "collation_list",
+        "compile_options",
+        "freelist_count",
+        "application_id",
+        "data_version",
+        "max_page_count",
+        "auto_vacuum",
+        "journal_mode",
+        "case_sensitive_like",
+        "function_list",
+        "pragma_list",
+        "module_list",
+    }
 )
 _WRITE_ACTIONS = {
     apsw.SQLITE_INSERT: "INSERT",
@@ -63,13 +89,23 @@ _WRITE_ACTIONS = {
     apsw.SQLITE_ANALYZE: "ANALYZE",
 }
 _TEMP_ACTIONS = {
-    apsw.SQLITE_CREATE_TEMP_TABLE, apsw.SQLITE_CREATE_TEMP_INDEX, apsw.SQLITE_CREATE_TEMP_VIEW,
-    apsw.SQLITE_CREATE_TEMP_TRIGGER, apsw.SQLITE_DROP_TEMP_TABLE, apsw.SQLITE_DROP_TEMP_INDEX,
-    apsw.SQLITE_DROP_TEMP_VIEW, apsw.SQLITE_DROP_TEMP_TRIGGER,
+    apsw.SQLITE_CREATE_TEMP_TABLE,
+    apsw.SQLITE_CREATE_TEMP_INDEX,
+    apsw.SQLITE_CREATE_TEMP_VIEW,
+    apsw.SQLITE_CREATE_TEMP_TRIGGER,
+    apsw.SQLITE_DROP_TEMP_TABLE,
+    apsw.SQLITE_DROP_TEMP_INDEX,
+    apsw.SQLITE_DROP_TEMP_VIEW,
+    apsw.SQLITE_DROP_TEMP_TRIGGER,
 }
 # Actions whose first argument names a table whose rows may change.
-_ROW_CHANGING = {apsw.SQLITE_INSERT, apsw.SQLITE_UPDATE, apsw.SQLITE_DELETE,
-                 apsw.SQLITE_CREATE_TABLE, apsw.SQLITE_DROP_TABLE}
+_ROW_CHANGING = {
+    apsw.SQLITE_INSERT,
+    apsw.SQLITE_UPDATE,
+    apsw.SQLITE_DELETE,
+    apsw.SQLITE_CREATE_TABLE,
+    apsw.SQLITE_DROP_TABLE,
+}
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 
 
@@ -101,7 +137,9 @@ class ExecResult:
     truncated: bool = False
     changes: int = 0
     error: str | None = None
-    error_kind: str | None = None  # refused | syntax | runtime | timeout | empty | encoding | too-many
+    error_kind: str | None = (
+        None  # refused | syntax | runtime | timeout | empty | encoding | too-many
+    )
     elapsed_s: float = 0.0
     is_write: bool = False
 
@@ -162,7 +200,9 @@ class DatabaseImage:
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self.post_copy_sql = tuple(post_copy_sql)
         self._lock = threading.Lock()
-        src = apsw.Connection(f"file:{self.path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        src = apsw.Connection(
+            f"file:{self.path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        )
         try:
             if self.post_copy_sql:
                 mem = apsw.Connection(":memory:")
@@ -323,20 +363,28 @@ class Session:
             self._refusal = _Refusal(message)
         return apsw.SQLITE_DENY
 
-    def _authorize(self, op: int, p1: str | None, p2: str | None, db: str | None, trig: str | None) -> int:
+    def _authorize(
+        self, op: int, p1: str | None, p2: str | None, db: str | None, trig: str | None
+    ) -> int:
         if op in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
-            return self._deny("ATTACH/DETACH (and VACUUM INTO) are not allowed: the episode cannot touch other files")
+            return self._deny(
+                "ATTACH/DETACH (and VACUUM INTO) are not allowed: the episode cannot touch other files"
+            )
         if op == apsw.SQLITE_PRAGMA:
             name = (p1 or "").lower()
             if name in _INTROSPECTION_PRAGMAS or (name in _READ_PRAGMAS and p2 is None):
                 return apsw.SQLITE_OK
-            return self._deny(f"PRAGMA {name} is not allowed: only schema-introspection and read-only pragmas may run")
+            return self._deny(
+                f"PRAGMA {name} is not allowed: only schema-introspection and read-only pragmas may run"
+            )
         if op == apsw.SQLITE_FUNCTION:
             if (p2 or "").lower() in _DENIED_FUNCTIONS:
                 return self._deny(f"function {p2}() is not allowed")
             return apsw.SQLITE_OK
         if op in (apsw.SQLITE_TRANSACTION, apsw.SQLITE_SAVEPOINT):
-            return self._deny("transaction control is not allowed: every statement commits on its own")
+            return self._deny(
+                "transaction control is not allowed: every statement commits on its own"
+            )
         if op in (apsw.SQLITE_CREATE_VTABLE, apsw.SQLITE_DROP_VTABLE):
             return self._deny("virtual tables are not allowed")
         if op in _TEMP_ACTIONS:
@@ -377,19 +425,44 @@ class Session:
             try:
                 sql = bytes(sql).decode("utf-8")
             except UnicodeDecodeError as e:
-                return ExecResult(False, repr(sql)[:200], error=f"SQL is not valid UTF-8 ({e.reason} at byte {e.start})", error_kind="encoding")
+                return ExecResult(
+                    False,
+                    repr(sql)[:200],
+                    error=f"SQL is not valid UTF-8 ({e.reason} at byte {e.start})",
+                    error_kind="encoding",
+                )
         if not isinstance(sql, str):
-            return ExecResult(False, repr(sql)[:200], error=f"SQL must be a string, got {type(sql).__name__}", error_kind="encoding")
+            return ExecResult(
+                False,
+                repr(sql)[:200],
+                error=f"SQL must be a string, got {type(sql).__name__}",
+                error_kind="encoding",
+            )
         try:
             sql.encode("utf-8")
         except UnicodeEncodeError as e:
-            return ExecResult(False, sql.encode("utf-8", "replace").decode()[:200], error=f"SQL is not valid UTF-8 text ({e.reason})", error_kind="encoding")
+            return ExecResult(
+                False,
+                sql.encode("utf-8", "replace").decode()[:200],
+                error=f"SQL is not valid UTF-8 text ({e.reason})",
+                error_kind="encoding",
+            )
         if "\x00" in sql:
-            return ExecResult(False, sql.replace("\x00", "\\0")[:200], error="SQL contains a NUL character", error_kind="encoding")
+            return ExecResult(
+                False,
+                sql.replace("\x00", "\\0")[:200],
+                error="SQL contains a NUL character",
+                error_kind="encoding",
+            )
         if _only_comments(sql):
             return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
         if len(sql) > self.limits.max_sql_chars:
-            return ExecResult(False, sql[:200], error=f"SQL is longer than {self.limits.max_sql_chars} characters", error_kind="too-long")
+            return ExecResult(
+                False,
+                sql[:200],
+                error=f"SQL is longer than {self.limits.max_sql_chars} characters",
+                error_kind="too-long",
+            )
 
         conn = self.connection
         self._refusal = None
@@ -399,14 +472,18 @@ class Session:
         def tracer(cursor: apsw.Cursor, stmt: str, bindings: Any) -> bool:
             if state["first"]:
                 state["first"] = False
-                tail = sql[len(stmt):] if sql.startswith(stmt) else ""
+                tail = sql[len(stmt) :] if sql.startswith(stmt) else ""
                 if not _only_comments(tail):
-                    self._refusal = _Refusal("only one SQL statement per execute action (found several)", "multiple")
+                    self._refusal = _Refusal(
+                        "only one SQL statement per execute action (found several)", "multiple"
+                    )
                     return False
                 return True
             if _only_comments(stmt):
                 return True
-            self._refusal = _Refusal("only one SQL statement per execute action (found several)", "multiple")
+            self._refusal = _Refusal(
+                "only one SQL statement per execute action (found several)", "multiple"
+            )
             return False
 
         cur = conn.cursor()
@@ -437,10 +514,17 @@ class Session:
             ref = self._refusal or _Refusal("statement refused")
             return ExecResult(False, sql, error=str(ref), error_kind=ref.kind)
         except apsw.InterruptError:
-            return ExecResult(False, sql, error=f"statement stopped: it ran past the {lim.timeout_s:g} s time budget", error_kind="timeout")
+            return ExecResult(
+                False,
+                sql,
+                error=f"statement stopped: it ran past the {lim.timeout_s:g} s time budget",
+                error_kind="timeout",
+            )
         except apsw.Error as e:
             if self._refusal is not None:
-                return ExecResult(False, sql, error=str(self._refusal), error_kind=self._refusal.kind)
+                return ExecResult(
+                    False, sql, error=str(self._refusal), error_kind=self._refusal.kind
+                )
             if not isinstance(e, apsw.SQLError):
                 return ExecResult(False, sql, error=_clean(e), error_kind="runtime")
             return ExecResult(False, sql, error=_clean(e), error_kind="syntax")
@@ -456,7 +540,15 @@ class Session:
             except apsw.Error:
                 pass
         is_write = bool(self._pending_dirty)
-        return ExecResult(True, sql, columns, rows, truncated, conn.changes() if is_write else 0, is_write=is_write)
+        return ExecResult(
+            True,
+            sql,
+            columns,
+            rows,
+            truncated,
+            conn.changes() if is_write else 0,
+            is_write=is_write,
+        )
 
     # --- helpers used by the environment ----------------------------------------------------
     @contextlib.contextmanager
@@ -479,7 +571,7 @@ def _clean(e: apsw.Error) -> str:
     msg = str(e)
     for prefix in ("SQLError: ", "ConstraintError: ", "Error: "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     return msg
 
 

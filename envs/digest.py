@@ -69,16 +69,20 @@ def _qi(name: str) -> str:
 
 
 def list_tables(conn: apsw.Connection) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT name FROM main.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_stat%'"
-    )]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM main.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_stat%'"
+        )
+    ]
 
 
 def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> TableDigest:
     """One pass over ``table``'s rows."""
     volatile = {c.lower() for c in config.volatile_columns}
     cols = tuple(
-        r[1] for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(table)})")
+        r[1]
+        for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(table)})")
         if r[1].lower() not in volatile
     )
     if table in config.count_only_tables or not cols:
@@ -89,7 +93,9 @@ def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> Tab
     count = 0
     blake = hashlib.blake2b
     for (s,) in conn.execute(f"SELECT {expr} FROM {_qi(table)}"):
-        total += int.from_bytes(blake(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little")
+        total += int.from_bytes(
+            blake(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little"
+        )
         count += 1
     return TableDigest(cols, count, total % _MOD)
 
@@ -112,7 +118,11 @@ def combine(digests: dict[str, TableDigest], config: DigestConfig) -> str:
     h = hashlib.sha256()
     for t in _ordered(list(digests), config):
         d = digests[t]
-        h.update(f"{t}\x1f{','.join(d.columns)}\x1f{d.count}\x1f{d.total:032x}\n".encode("utf-8", "surrogatepass"))
+        h.update(
+            f"{t}\x1f{','.join(d.columns)}\x1f{d.count}\x1f{d.total:032x}\n".encode(
+                "utf-8", "surrogatepass"
+            )
+        )
     if config.only_tables is not None:
         missing = sorted(set(config.only_tables) - set(digests))
         h.update(("absent:" + ",".join(missing)).encode())
@@ -174,8 +184,11 @@ def sorted_state_hash(conn: apsw.Connection, config: DigestConfig | None = None)
     volatile = {c.lower() for c in config.volatile_columns}
     h = hashlib.sha256()
     for t in _ordered(list_tables(conn), config):
-        cols = [r[1] for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(t)})")
-                if r[1].lower() not in volatile]
+        cols = [
+            r[1]
+            for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(t)})")
+            if r[1].lower() not in volatile
+        ]
         h.update(f"{t}:{','.join(cols)}\n".encode())
         if t in config.count_only_tables or not cols:
             h.update(str(conn.execute(f"SELECT count(*) FROM {_qi(t)}").fetchone()[0]).encode())

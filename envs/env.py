@@ -140,7 +140,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         return img
 
     def _obs(self, last: str) -> dict[str, Any]:
-        return {"schema": self._schema, "dialogue": self._dialogue, "last": last, "turn": self._turn}
+        return {
+            "schema": self._schema,
+            "dialogue": self._dialogue,
+            "last": last,
+            "turn": self._turn,
+        }
 
     def _say(self, role: str, who: str, text: str) -> None:
         self.messages.append({"role": role, "content": text})
@@ -173,20 +178,38 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         sim_seed = int(self.np_random.integers(2**31 - 1))
         opening = self.simulator.reset(task, seed=sim_seed)
         self.record = EpisodeRecord(
-            task_id=task.id, category=task.category, answerable=task.answerable,
-            writable=task.writable, unanswerable_kind=task.unanswerable_kind,
+            task_id=task.id,
+            category=task.category,
+            answerable=task.answerable,
+            writable=task.writable,
+            unanswerable_kind=task.unanswerable_kind,
         )
         self._dialogue = ""
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT.format(actions=ACTION_FORMAT_HELP, schema=self._schema)}]
+        self.messages = [
+            {
+                "role": "system",
+                "content": SYSTEM_PROMPT.format(actions=ACTION_FORMAT_HELP, schema=self._schema),
+            }
+        ]
         self._say("user", "User", opening)
-        info = {"task_id": task.id, "category": task.category, "writable": task.writable,
-                "messages": self.messages, "reward_components": {}, "error": None}
+        info = {
+            "task_id": task.id,
+            "category": task.category,
+            "writable": task.writable,
+            "messages": self.messages,
+            "reward_components": {},
+            "error": None,
+        }
         return self._obs(opening), info
 
     def step(self, action: Any):
         if self._done or self._session is None or self.record is None:
             msg = "the episode is over: call reset() to start a new one"
-            obs = self._obs(msg) if self.task is not None else {"schema": "", "dialogue": "", "last": msg, "turn": 0}
+            obs = (
+                self._obs(msg)
+                if self.task is not None
+                else {"schema": "", "dialogue": "", "last": msg, "turn": 0}
+            )
             return obs, 0.0, True, False, {"reward_components": {}, "error": msg}
         try:
             return self._step(action)
@@ -208,10 +231,14 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             act = None
             error = f"invalid action: {e}"
         if act is not None:
-            self.messages.append({"role": "assistant", "content": raw if isinstance(raw, str) else act.to_text()})
+            self.messages.append(
+                {"role": "assistant", "content": raw if isinstance(raw, str) else act.to_text()}
+            )
             self._dialogue += f"Agent: {_describe(act)}\n"
         else:
-            self.messages.append({"role": "assistant", "content": raw if isinstance(raw, str) else repr(raw)[:2000]})
+            self.messages.append(
+                {"role": "assistant", "content": raw if isinstance(raw, str) else repr(raw)[:2000]}
+            )
             self._dialogue += f"Agent: (invalid action) {error}\n"
 
         if act is None:
@@ -227,8 +254,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 self._clarifications += 1
                 ctx = DialogueContext(self.task, self.messages, self._session, self._turn)
                 reply = self.simulator.respond(act.question, act.labels, ctx)
-                turn = TurnRecord(kind="clarify", earned=reply.earned, n_labels=len(act.labels),
-                                  n_revealed=len(reply.revealed))
+                turn = TurnRecord(
+                    kind="clarify",
+                    earned=reply.earned,
+                    n_labels=len(act.labels),
+                    n_revealed=len(reply.revealed),
+                )
                 self._revealed.extend(u.value for u in reply.revealed)
                 last = reply.text
                 self._say("user", "User", last)
@@ -269,8 +300,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         self.record.turns.append(turn)
         components = step_components(turn, self.reward_spec)
         truncated = not terminated and self._turn >= self.max_turns
-        info: dict[str, Any] = {"error": error, "task_id": self.task.id, "turn": self._turn,
-                                "action": None if act is None else act.to_dict()}
+        info: dict[str, Any] = {
+            "error": error,
+            "task_id": self.task.id,
+            "turn": self._turn,
+            "action": None if act is None else act.to_dict(),
+        }
         if terminated or truncated:
             if truncated:
                 self.record.end = "truncated"
@@ -303,8 +338,13 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         except gold.GoldError as e:
             gold_error = str(e)
         total, totals = score_episode(rec, self.reward_spec)
-        out = {"record": rec.to_dict(), "reward": total, "reward_components": totals,
-               "correct": is_correct(rec), "revealed": list(self._revealed)}
+        out = {
+            "record": rec.to_dict(),
+            "reward": total,
+            "reward_components": totals,
+            "correct": is_correct(rec),
+            "revealed": list(self._revealed),
+        }
         if gold_error:
             out["gold_error"] = gold_error
         return out
@@ -324,7 +364,9 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
 
     def render(self) -> str | None:
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use render_mode='ansi' or 'human'")
+            gym.logger.warn(
+                "render() called without a render_mode; use render_mode='ansi' or 'human'"
+            )
             return None
         if self.render_mode == "human":
             print(self._dialogue, flush=True)

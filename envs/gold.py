@@ -63,7 +63,11 @@ def gold_ordered(task: Task) -> bool:
         return hit
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
-        ordered = tree.args.get("order") is not None if isinstance(tree, (exp.Select, exp.Union)) else False
+        ordered = (
+            tree.args.get("order") is not None
+            if isinstance(tree, (exp.Select, exp.Union))
+            else False
+        )
     except sqlglot.errors.SqlglotError:
         ordered = " order by " in " ".join(sql.lower().split())
     with _LOCK:

@@ -56,7 +56,11 @@ class ActionSpace(gym.Space[dict]):
     def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
         k = int(self.np_random.integers(0, 4))
         if k == 0:
-            return {"type": "clarify", "question": "Could you clarify your request?", "labels": ["intent"]}
+            return {
+                "type": "clarify",
+                "question": "Could you clarify your request?",
+                "labels": ["intent"],
+            }
         if k == 1:
             return {"type": "execute", "sql": f"SELECT {int(self.np_random.integers(0, 100))}"}
         if k == 2:

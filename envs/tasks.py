@@ -76,7 +76,11 @@ class Label:
         return "where"
 
     def key(self) -> tuple[str, str, str]:
-        return (self.kind.strip().lower(), self.content.strip().casefold(), self.slot.strip().lower())
+        return (
+            self.kind.strip().lower(),
+            self.content.strip().casefold(),
+            self.slot.strip().lower(),
+        )
 
     def to_json(self) -> list[str] | str:
         return "intent" if self.kind == "intent" else [self.content, self.slot, self.kind]
@@ -206,6 +210,7 @@ class Task:
     # --- validation and (de)serialisation -------------------------------------------------
     def validate(self) -> None:
         """Raise :class:`TaskFormatError` if the task is inconsistent."""
+
         def bad(msg: str) -> TaskFormatError:
             return TaskFormatError(f"task {self.id!r}: {msg}")
 
@@ -237,7 +242,12 @@ class Task:
                 f"unanswerable task needs 'unanswerable_kind' in {UNANSWERABLE_KINDS}, "
                 f"got {self.unanswerable_kind!r}"
             )
-        if self.answerable and not self.writable and self.gold_sql is None and self.gold_answer is None:
+        if (
+            self.answerable
+            and not self.writable
+            and self.gold_sql is None
+            and self.gold_answer is None
+        ):
             raise bad("an answerable read task needs 'gold_sql' or 'gold_answer'")
         if self.writable and self.answerable and not self.gold_actions and self.gold_digest is None:
             raise bad("an answerable write task needs 'gold_actions' or 'gold_digest'")
@@ -246,7 +256,9 @@ class Task:
         if not isinstance(self.metadata, dict):
             raise bad("'metadata' must be an object")
         if self.schema_version != SCHEMA_VERSION:
-            raise bad(f"schema_version {self.schema_version} is not supported (expected {SCHEMA_VERSION})")
+            raise bad(
+                f"schema_version {self.schema_version} is not supported (expected {SCHEMA_VERSION})"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -263,9 +275,7 @@ class Task:
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:
-            raise TaskFormatError(
-                f"task {d.get('id')!r}: unknown field(s) {sorted(unknown)}"
-            )
+            raise TaskFormatError(f"task {d.get('id')!r}: unknown field(s) {sorted(unknown)}")
         for required in ("id", "db", "utterance"):
             if required not in d:
                 raise TaskFormatError(f"task {d.get('id')!r}: missing field '{required}'")
@@ -275,7 +285,9 @@ class Task:
         except ValueError as e:
             raise TaskFormatError(f"task {d.get('id')!r}: {e}") from None
         if kw.get("gold_answer") is not None and isinstance(kw["gold_answer"], list):
-            kw["gold_answer"] = [list(r) if isinstance(r, (list, tuple)) else r for r in kw["gold_answer"]]
+            kw["gold_answer"] = [
+                list(r) if isinstance(r, (list, tuple)) else r for r in kw["gold_answer"]
+            ]
         try:
             return cls(**kw)
         except TypeError as e:

@@ -60,13 +60,17 @@ def make_policy(spec: str | Policy, **kwargs: Any) -> Policy:
     prefix, _, arg = spec.partition(":")
     target = _PREFIXED.get(prefix)
     if target is None:
-        known = sorted(set(_SIMPLE) | {f"{p}:..." if p not in ("random", "replay") else p for p in _PREFIXED})
+        known = sorted(
+            set(_SIMPLE) | {f"{p}:..." if p not in ("random", "replay") else p for p in _PREFIXED}
+        )
         raise PolicySpecError(f"unknown policy {spec!r}: expected one of {known}")
     mod_name, _, attr = target.partition(":")
     try:
         factory = getattr(importlib.import_module(mod_name), attr)
     except ImportError as e:
-        raise PolicySpecError(f"policy {spec!r} needs {e.name or mod_name}: {e} (try: pip install 'clarisql[train]')") from None
+        raise PolicySpecError(
+            f"policy {spec!r} needs {e.name or mod_name}: {e} (try: pip install 'clarisql[train]')"
+        ) from None
     if prefix == "random":
         return factory(seed=int(arg) if arg else kwargs.pop("seed", 0), **kwargs)
     if arg:

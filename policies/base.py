@@ -25,14 +25,18 @@ class Policy(ABC):
     name: str = "policy"
     privileged: bool = False
 
-    def reset(self, observation: Observation, info: dict[str, Any], task: Task | None = None) -> None:  # noqa: B027
+    def reset(
+        self, observation: Observation, info: dict[str, Any], task: Task | None = None
+    ) -> None:  # noqa: B027
         """Start an episode (``task`` is given only to privileged policies)."""
 
     @abstractmethod
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         """The next action."""
 
-    def act_batch(self, observations: Sequence[Observation], infos: Sequence[dict[str, Any]]) -> list[ActionLike]:
+    def act_batch(
+        self, observations: Sequence[Observation], infos: Sequence[dict[str, Any]]
+    ) -> list[ActionLike]:
         """Actions for several independent episodes at once (model policies batch generation)."""
         return [self.act(o, i) for o, i in zip(observations, infos)]
 
@@ -48,7 +52,9 @@ class ScriptedPolicy(Policy):
     def __init__(self) -> None:
         self._plan: list[ActionLike] = []
 
-    def reset(self, observation: Observation, info: dict[str, Any], task: Task | None = None) -> None:
+    def reset(
+        self, observation: Observation, info: dict[str, Any], task: Task | None = None
+    ) -> None:
         if task is None:
             raise ValueError(f"policy {self.name!r} is privileged: reset() needs the task")
         self._plan = list(self.plan(task))

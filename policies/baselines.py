@@ -30,13 +30,21 @@ class OraclePolicy(ScriptedPolicy):
             return [{"type": "abstain", "reason": "the database cannot answer this request"}]
         steps: list[ActionLike] = []
         if task.underspecs:
-            steps.append({
-                "type": "clarify",
-                "question": "Could you clarify: " + "; ".join(_ask(u.label.to_json()) for u in task.underspecs) + "?",
-                "labels": [u.label.to_json() for u in task.underspecs],
-            })
+            steps.append(
+                {
+                    "type": "clarify",
+                    "question": "Could you clarify: "
+                    + "; ".join(_ask(u.label.to_json()) for u in task.underspecs)
+                    + "?",
+                    "labels": [u.label.to_json() for u in task.underspecs],
+                }
+            )
         steps += [{"type": "execute", "sql": a} for a in task.gold_actions]
-        steps.append({"type": "stop", "sql": task.gold_sql} if task.gold_sql else {"type": "stop", "sql": None})
+        steps.append(
+            {"type": "stop", "sql": task.gold_sql}
+            if task.gold_sql
+            else {"type": "stop", "sql": None}
+        )
         return steps
 
 
@@ -57,8 +65,15 @@ class AnswerWithoutClarifyingPolicy(ScriptedPolicy):
         if task.writable:
             actions = md.get("naive_actions")
             if actions is None:
-                actions = task.gold_actions if task.category == "well-specified" or not task.underspecs else []
-            return [*({"type": "execute", "sql": a} for a in actions), {"type": "stop", "sql": None}]
+                actions = (
+                    task.gold_actions
+                    if task.category == "well-specified" or not task.underspecs
+                    else []
+                )
+            return [
+                *({"type": "execute", "sql": a} for a in actions),
+                {"type": "stop", "sql": None},
+            ]
         sql = md.get("naive_sql")
         if sql is None:
             sql = task.gold_sql if task.answerable and not task.underspecs else "SELECT NULL"
@@ -83,8 +98,16 @@ class ClarifyEveryTurnPolicy(Policy):
     name = "clarify-every-turn"
 
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
-        return {"type": "clarify", "question": "What exactly do you mean?",
-                "labels": ["intent", ["", "year", "Missing"], ["", "city", "Missing"], ["", "district", "Missing"]]}
+        return {
+            "type": "clarify",
+            "question": "What exactly do you mean?",
+            "labels": [
+                "intent",
+                ["", "year", "Missing"],
+                ["", "city", "Missing"],
+                ["", "district", "Missing"],
+            ],
+        }
 
 
 _TABLE_LINE = re.compile(r"^(\w+)\(", re.M)

@@ -34,7 +34,9 @@ def _value_eq(a: tuple[int, Any], b: tuple[int, Any], rel: float, abs_: float) -
 
 def _row_key(row: Sequence[tuple[int, Any]]) -> tuple[Any, ...]:
     # Round floats for sorting only, so rows within tolerance land next to each other.
-    return tuple((k, round(v, 6) if isinstance(v, float) else v) if k == 1 else (k, v) for k, v in row)
+    return tuple(
+        (k, round(v, 6) if isinstance(v, float) else v) if k == 1 else (k, v) for k, v in row
+    )
 
 
 def execution_match(

@@ -13,7 +13,8 @@ def is_correct(rec: EpisodeRecord) -> bool:
 
     - unanswerable task: the agent abstained;
     - answerable write task: the final-state digest equals the gold digest (not abstained);
-    - answerable read task: an untruncated answer that execution-matches the gold rows.
+    - answerable read task: the agent stopped (not cut off by the turn limit) with an
+      untruncated answer that execution-matches the gold rows.
     """
     if not rec.answerable:
         return rec.abstained
@@ -21,7 +22,7 @@ def is_correct(rec: EpisodeRecord) -> bool:
         return False
     if rec.writable:
         return state_match(rec.final_digest, rec.gold_digest)
-    if rec.answer_truncated:
+    if rec.answer_truncated or rec.end == "truncated":
         return False
     return execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered)
 
@@ -30,7 +31,8 @@ def reliability(rec: EpisodeRecord, c: float) -> float:
     """TrustSQL φ_c for one episode.
 
     +1 for a correct answer or a correct abstention; 0 for abstaining on an answerable task;
-    −c for a wrong answer, for answering an unanswerable task, or for running out of turns.
+    −c for a wrong answer, for answering an unanswerable task, or for running out of turns
+    without an answer (a read task cut off by the turn limit has no answer).
     """
     if rec.abstained and rec.answerable:
         return 0.0

@@ -53,17 +53,25 @@ class RewardSpec:
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(COMPONENTS)
         if unknown:
-            raise RewardSpecError(f"reward spec {self.name!r}: unknown component(s) {sorted(unknown)}; known: {list(COMPONENTS)}")
+            raise RewardSpecError(
+                f"reward spec {self.name!r}: unknown component(s) {sorted(unknown)}; known: {list(COMPONENTS)}"
+            )
         for k, w in self.weights.items():
             if isinstance(w, bool) or not isinstance(w, (int, float)):
-                raise RewardSpecError(f"reward spec {self.name!r}: weight of {k!r} must be a number, got {w!r}")
+                raise RewardSpecError(
+                    f"reward spec {self.name!r}: weight of {k!r} must be a number, got {w!r}"
+                )
         if isinstance(self.c, bool) or not isinstance(self.c, (int, float)) or self.c < 0:
-            raise RewardSpecError(f"reward spec {self.name!r}: c must be a number >= 0, got {self.c!r}")
+            raise RewardSpecError(
+                f"reward spec {self.name!r}: c must be a number >= 0, got {self.c!r}"
+            )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], name: str | None = None) -> RewardSpec:
         if not isinstance(d, Mapping) or not isinstance(d.get("components"), Mapping):
-            raise RewardSpecError(f"reward spec {name or d!r}: expected a mapping with 'components'")
+            raise RewardSpecError(
+                f"reward spec {name or d!r}: expected a mapping with 'components'"
+            )
         weights: dict[str, float] = {}
         c = 10.0
         for comp, val in d["components"].items():
@@ -111,8 +119,12 @@ def episode_components(rec: EpisodeRecord, spec: RewardSpec) -> dict[str, float]
     if w.get("outcome"):
         out["outcome"] = w["outcome"] * float(is_correct(rec))
     if w.get("execution_match"):
-        ok = (not rec.writable and rec.answerable and not rec.answer_truncated
-              and execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered))
+        ok = (
+            not rec.writable
+            and rec.answerable
+            and not rec.answer_truncated
+            and execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered)
+        )
         out["execution_match"] = w["execution_match"] * float(ok)
     if w.get("state_match"):
         ok = rec.writable and state_match(rec.final_digest, rec.gold_digest)
@@ -155,4 +167,6 @@ def load_reward_spec(spec: str | Path | Mapping[str, Any] | RewardSpec | None) -
     if preset.is_file():
         return RewardSpec.from_yaml(preset)
     names = sorted(x.stem for x in preset_dir().glob("*.yaml"))
-    raise RewardSpecError(f"unknown reward spec {str(spec)!r}: give a YAML path or one of the presets {names}")
+    raise RewardSpecError(
+        f"unknown reward spec {str(spec)!r}: give a YAML path or one of the presets {names}"
+    )

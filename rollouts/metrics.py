@@ -21,11 +21,16 @@ def summary_metrics(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "phi_0": reliability_score(records, 0),
         "phi_10": reliability_score(records, 10),
         "phi_N": reliability_score(records, "N"),
-        "clarifications_per_episode": sum(sum(t.kind == "clarify" for t in r.turns) for r in records) / n,
+        "clarifications_per_episode": sum(
+            sum(t.kind == "clarify" for t in r.turns) for r in records
+        )
+        / n,
         "turns_per_episode": sum(len(r.turns) for r in records) / n,
         "abstain_rate": sum(r.abstained for r in records) / n,
     }
 
 
 def records_from_results(results: Iterable[Any]) -> list[EpisodeRecord]:
-    return [EpisodeRecord.from_dict(r.summary["record"]) for r in results if r.summary.get("record")]
+    return [
+        EpisodeRecord.from_dict(r.summary["record"]) for r in results if r.summary.get("record")
+    ]

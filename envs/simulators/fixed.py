@@ -22,9 +22,7 @@ DEFAULT_TEMPLATES: dict[str, str] = {
     "Unmatch": "My mistake, I meant the {slot} {value}.",
     "not-exist": "The full name is {value}.",
 }
-NEUTRAL_REPLY = (
-    "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
-)
+NEUTRAL_REPLY = "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
 
 
 class FixedSimulator(UserSimulator):
@@ -32,7 +30,9 @@ class FixedSimulator(UserSimulator):
 
     name = "fixed"
 
-    def __init__(self, templates: Mapping[str, str] | None = None, neutral_reply: str = NEUTRAL_REPLY):
+    def __init__(
+        self, templates: Mapping[str, str] | None = None, neutral_reply: str = NEUTRAL_REPLY
+    ):
         self.templates = {**DEFAULT_TEMPLATES, **(templates or {})}
         self.neutral_reply = neutral_reply
 

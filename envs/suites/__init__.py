@@ -55,7 +55,9 @@ class Suite:
             raise TaskFormatError(f"suite {self.name!r}: task ids are not unique")
         missing = sorted({t.db for t in self.tasks} - set(self.databases))
         if missing:
-            raise TaskFormatError(f"suite {self.name!r}: tasks reference unknown databases {missing}")
+            raise TaskFormatError(
+                f"suite {self.name!r}: tasks reference unknown databases {missing}"
+            )
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -74,7 +76,12 @@ class Suite:
         if max_tasks is not None:
             tasks = tasks[:max_tasks]
         used = {t.db for t in tasks}
-        return Suite(self.name, tasks, {k: v for k, v in self.databases.items() if k in used}, dict(self.metadata))
+        return Suite(
+            self.name,
+            tasks,
+            {k: v for k, v in self.databases.items() if k in used},
+            dict(self.metadata),
+        )
 
 
 SuiteFactory = Callable[..., Suite]
@@ -96,7 +103,9 @@ def file_suite(path: str | Path) -> Suite:
             continue
         dbp = Path(t.db) if Path(t.db).is_absolute() else (p.parent / t.db)
         if t.db.startswith("suite:"):
-            raise TaskFormatError(f"{p}: task {t.id!r} references {t.db!r}; load that suite instead")
+            raise TaskFormatError(
+                f"{p}: task {t.id!r} references {t.db!r}; load that suite instead"
+            )
         if not dbp.is_file():
             raise TaskFormatError(f"{p}: task {t.id!r}: database file {dbp} does not exist")
         dbs[t.db] = DatabaseSpec(name=t.db, path=dbp.resolve())
@@ -115,7 +124,9 @@ def load_suite(spec: str | Path | Suite, **kwargs: Any) -> Suite:
         if not p.is_file():
             raise FileNotFoundError(f"task file {p} does not exist")
         return file_suite(p)
-    raise KeyError(f"unknown suite {key!r}: expected one of {sorted(_REGISTRY)} or a .jsonl task file")
+    raise KeyError(
+        f"unknown suite {key!r}: expected one of {sorted(_REGISTRY)} or a .jsonl task file"
+    )
 
 
 def _builtin(**kw: Any) -> Suite:

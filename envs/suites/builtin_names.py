@@ -193,3 +193,246 @@ RENAMED_SUFFIXES: tuple[str, ...] = (
     "City Services Holdings Co., Ltd.",
     "Living Group Co., Ltd.",
 )
+
+#: Unanswerable request templates: kind -> [(template name, scope, text, naive)].
+#: scope "finance": text has {co} and {y}; naive is a select list over enterprise_finance_{y}
+#: filtered to the company. "project": {pj} and {loc}; naive is a select list over the
+#: district's property sales filtered to the project. "parcel": {code} and {loc}; naive is a
+#: select list over the district's land auctions filtered to the parcel. "place": {city},
+#: {district}, {loc}; naive is a whole query with {sales}, {auctions} and {city} (quoted).
+UNANSWERABLE: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "column-surface": (
+        ("gross_profit", "finance", "What was the gross profit of {co} in {y}?", "net_profit"),
+        (
+            "part_time_employees",
+            "finance",
+            "How many part-time employees did {co} have in {y}?",
+            "employees",
+        ),
+        (
+            "current_liabilities",
+            "finance",
+            "What were the current liabilities of {co} in {y}?",
+            "total_liabilities",
+        ),
+        ("fixed_assets", "finance", "What were the fixed assets of {co} in {y}?", "total_assets"),
+        (
+            "floor_count",
+            "project",
+            "What is the floor count of the buildings in {pj} {loc}?",
+            "COUNT(*)",
+        ),
+        (
+            "unit_rent",
+            "project",
+            "What is the average unit rent in {pj} {loc}?",
+            "ROUND(AVG(unit_price), 2)",
+        ),
+        (
+            "deposit_price",
+            "parcel",
+            "What deposit price was set for parcel {code} {loc}?",
+            "reserve_price",
+        ),
+        ("bid_count", "parcel", "What was the bid count for parcel {code} {loc}?", "winning_bid"),
+        (
+            "land_use_permit",
+            "parcel",
+            "What is the land use permit number of parcel {code} {loc}?",
+            "land_use",
+        ),
+    ),
+    "column-related": (
+        (
+            "buyer_age",
+            "project",
+            "What was the average age of the buyers in {pj} {loc}?",
+            "COUNT(*)",
+        ),
+        (
+            "bedrooms",
+            "project",
+            "How many bedrooms do the homes sold in {pj} {loc} have on average?",
+            "ROUND(AVG(area_sqm), 1)",
+        ),
+        ("ceo", "finance", "Who was the chief executive of {co} in {y}?", "company_name"),
+        ("founded", "finance", "In which year was {co} founded?", "industry, city"),
+        (
+            "bidder_count",
+            "parcel",
+            "How many companies bid for parcel {code} {loc}?",
+            "COUNT(DISTINCT winning_bidder)",
+        ),
+        (
+            "mortgage_share",
+            "project",
+            "What share of the buyers in {pj} {loc} took out a mortgage?",
+            "COUNT(*)",
+        ),
+        (
+            "orientation",
+            "project",
+            "Which of the units sold in {pj} {loc} face south?",
+            "sale_id",
+        ),
+        (
+            "shareholder",
+            "finance",
+            "Who was the largest shareholder of {co} in {y}?",
+            "company_name, city",
+        ),
+    ),
+    "column-unrelated": (
+        (
+            "winter_temperature",
+            "place",
+            "What is the average winter temperature in {city}?",
+            "SELECT region FROM cities WHERE city = {city}",
+        ),
+        (
+            "football_club",
+            "place",
+            "Which football club plays its home games {loc}?",
+            "SELECT DISTINCT developer FROM {sales}",
+        ),
+        (
+            "schools",
+            "place",
+            "How many public schools are there {loc}?",
+            "SELECT COUNT(DISTINCT project_name) FROM {sales}",
+        ),
+        (
+            "library_hours",
+            "place",
+            "What are the opening hours of the main library in {city}?",
+            "SELECT * FROM cities WHERE city = {city}",
+        ),
+        (
+            "restaurants",
+            "place",
+            "Which restaurants {loc} have the best reviews?",
+            "SELECT DISTINCT project_name FROM {sales}",
+        ),
+        (
+            "unemployment",
+            "place",
+            "What is the unemployment rate in {city}?",
+            "SELECT COUNT(*) FROM enterprise_finance_2022 WHERE city = {city}",
+        ),
+        (
+            "tourists",
+            "place",
+            "How many tourists visited {city} last summer?",
+            "SELECT COUNT(*) FROM {sales}",
+        ),
+        (
+            "bus_routes",
+            "place",
+            "Which bus routes stop {loc}?",
+            "SELECT district FROM districts WHERE city = {city}",
+        ),
+    ),
+    "non-sql": (
+        (
+            "poem",
+            "place",
+            "Write a short poem about the skyline of {city}.",
+            "SELECT project_name FROM {sales} LIMIT 3",
+        ),
+        (
+            "translate",
+            "place",
+            "Translate 'land auction' and 'reserve price' into French.",
+            "SELECT land_use, reserve_price FROM {auctions} LIMIT 1",
+        ),
+        (
+            "joke",
+            "place",
+            "Tell me a joke about property developers.",
+            "SELECT DISTINCT developer FROM {sales}",
+        ),
+        (
+            "email",
+            "finance",
+            "Draft a polite email to {co} asking for a meeting about its {y} results.",
+            "company_name, revenue",
+        ),
+        (
+            "project_names",
+            "place",
+            "Suggest three catchy names for a new residential project {loc}.",
+            "SELECT DISTINCT project_name FROM {sales} LIMIT 3",
+        ),
+        (
+            "plot_ratio",
+            "place",
+            "Explain in simple words what a plot ratio is.",
+            "SELECT AVG(plot_ratio) FROM {auctions}",
+        ),
+        (
+            "hamlet",
+            "place",
+            "Summarise the plot of Hamlet in two sentences.",
+            "SELECT * FROM cities WHERE city = {city}",
+        ),
+        (
+            "negotiation",
+            "place",
+            "Give me some tips for negotiating the price of a flat {loc}.",
+            "SELECT MIN(unit_price) FROM {sales}",
+        ),
+    ),
+    "external-knowledge": (
+        (
+            "gdp",
+            "finance",
+            "How did the revenue of {co} in {y} compare with the national GDP growth that year?",
+            "revenue",
+        ),
+        (
+            "inflation",
+            "finance",
+            "What is the {y} revenue of {co} in today's prices, adjusted with the official "
+            "inflation rate?",
+            "revenue",
+        ),
+        (
+            "share_price",
+            "finance",
+            "What is the current share price of {co} on the stock exchange, and how did it move "
+            "after its {y} results?",
+            "net_profit",
+        ),
+        (
+            "usd",
+            "project",
+            "Convert the total sales value of {pj} {loc} into US dollars at today's exchange rate.",
+            "SUM(total_price)",
+        ),
+        (
+            "mortgage_rate",
+            "project",
+            "What was the central bank's mortgage rate when {pj} {loc} started selling?",
+            "MIN(sale_date)",
+        ),
+        (
+            "credit_rating",
+            "place",
+            "Which developer active {loc} has the best credit rating from the major rating "
+            "agencies?",
+            "SELECT developer FROM {sales} GROUP BY developer ORDER BY COUNT(*) DESC LIMIT 1",
+        ),
+        (
+            "market_share",
+            "finance",
+            "What share of the national market in its industry did {co} hold in {y}?",
+            "revenue",
+        ),
+        (
+            "national_average",
+            "place",
+            "Is the average unit price {loc} above the national average for new homes?",
+            "SELECT ROUND(AVG(unit_price), 2) FROM {sales}",
+        ),
+    ),
+}
