@@ -38,12 +38,13 @@ def _demo(args: argparse.Namespace) -> int:
     env = ClarifySQLEnv("builtin", suite_kwargs={"seed": args.seed}, reward=args.rewards)
     tasks = env.suite.tasks[: args.max_episodes] if args.max_episodes else env.suite.tasks
     table = Table(title=f"clarisql demo: built-in suite, {len(tasks)} tasks")
-    for col in ("policy", "Pass@1", "phi_0", "phi_10", "clarif./ep", "turns/ep", "reward/ep"):
-        table.add_column(col, justify="right" if col != "policy" else "left")
+    table.add_column("policy", no_wrap=True)
+    for col in ("Pass@1", "phi_0", "phi_10", "clarif./ep", "turns/ep", "reward/ep"):
+        table.add_column(col, justify="right")
     for name in args.policies:
         policy = make_policy(name)
         results = []
-        bar = tqdm(tasks, desc=f"{name:>26}", unit="ep", leave=True)
+        bar = tqdm(tasks, desc=f"{name:>26}", unit="ep", leave=True, mininterval=0.5)
         for i, task in enumerate(bar):
             results.append(run_episode(env, policy, task.id, seed=args.seed + i))
             if i % 20 == 0 or i == len(tasks) - 1:

@@ -35,6 +35,8 @@ from typing import Any
 
 import apsw
 
+from clarisql.envs.clock import frozen_clock_vfs
+
 # Pragmas an agent may read (no argument) or call with a table/index name argument.
 _INTROSPECTION_PRAGMAS = frozenset(
     {
@@ -140,7 +142,8 @@ class ExecResult:
     error_kind: str | None = (
         None  # refused | syntax | runtime | timeout | empty | encoding | too-many
     )
-    elapsed_s: float = 0.0
+    elapsed_s: float = 0.0  # the whole call, sandbox checks included
+    sqlite_s: float = 0.0  # time inside SQLite: preparing, stepping and fetching the statement
     is_write: bool = False
 
     @property
@@ -251,7 +254,8 @@ class DatabaseImage:
             conn = pool.pop() if pool else None
         if conn is None:
             if writable:
-                conn = apsw.Connection(":memory:")
+                # Writable copies run on a frozen clock (see clarisql.envs.clock).
+                conn = apsw.Connection(":memory:", vfs=frozen_clock_vfs())
                 _configure(conn)
             else:
                 conn = self._open_readonly()
@@ -277,7 +281,7 @@ class DatabaseImage:
 
     def fresh_copy(self) -> apsw.Connection:
         """A private, unsandboxed in-memory copy (for replaying golden actions)."""
-        conn = apsw.Connection(":memory:")
+        conn = apsw.Connection(":memory:", vfs=frozen_clock_vfs())
         _configure(conn)
         conn.deserialize("main", self.image)
         return conn
@@ -416,8 +420,10 @@ class Session:
     def execute(self, sql: Any) -> ExecResult:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
         t0 = time.perf_counter()
+        self._sqlite_s = 0.0
         res = self._execute(sql)
         res.elapsed_s = time.perf_counter() - t0
+        res.sqlite_s = self._sqlite_s
         return res
 
     def _execute(self, sql: Any) -> ExecResult:
@@ -493,6 +499,7 @@ class Session:
         truncated = False
         columns: list[str] = []
         self._deadline = time.monotonic() + lim.timeout_s
+        t_sql = time.perf_counter()
         try:
             it = cur.execute(sql, can_cache=False)
             try:
@@ -531,6 +538,7 @@ class Session:
         except (OverflowError, MemoryError, ValueError) as e:
             return ExecResult(False, sql, error=f"{type(e).__name__}: {e}", error_kind="runtime")
         finally:
+            self._sqlite_s = time.perf_counter() - t_sql
             self._deadline = 0.0
             if self._pending_dirty or self.schema_changed:
                 self.dirty_tables |= {t.lower() for t in self._pending_dirty}

@@ -223,6 +223,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         assert self.task is not None and self.record is not None and self._session is not None
         self._turn += 1
         error: str | None = None
+        sql_time = 0.0
         terminated = False
         turn = TurnRecord(kind="invalid", valid=False)
         try:
@@ -268,6 +269,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                     self.record.end = "user_stop"
         elif act.type == "execute":
             res = self._session.execute(act.sql)
+            sql_time = res.sqlite_s
             turn = TurnRecord(kind="execute", sql_error=not res.ok)
             if res.ok:
                 if res.columns:
@@ -287,6 +289,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             last = "You stopped. The episode is over."
             if act.sql is not None:
                 res = self._session.execute(act.sql)
+                sql_time = res.sqlite_s
                 turn.sql_error = not res.ok
                 if res.ok:
                     self._answer = ([list(r) for r in res.rows], res.truncated)
@@ -305,6 +308,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             "task_id": self.task.id,
             "turn": self._turn,
             "action": None if act is None else act.to_dict(),
+            "sql_time_s": sql_time,
         }
         if terminated or truncated:
             if truncated:

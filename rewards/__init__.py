@@ -30,4 +30,5 @@ __all__ = [
     "reliability_score",
     "score_episode",
     "state_match",
+    "step_components",
 ]

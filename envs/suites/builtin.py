@@ -44,10 +44,17 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from clarisql.envs.suites import DatabaseSpec, Suite
 from clarisql.envs.suites import builtin_names as N
+from clarisql.envs.suites.builtin_db import (
+    FIN_YEARS,
+    District,
+    World,
+    build_database,
+    possessive,
+    project_name,
+    sql_str,
+)
 from clarisql.envs.tasks import Label, Task, Underspec, load_tasks, save_tasks
 
 #: Bump when the generated database or tasks change (it names the cache folder).
@@ -56,9 +63,6 @@ GENERATOR_VERSION = 1
 DB_KEY = "builtin"
 DB_FILE = "builtin.sqlite"
 TASKS_FILE = "tasks.jsonl"
-FIN_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022)
-SALE_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022, 2023)
-N_CITIES = 8
 
 #: Tasks per category (and per sub-kind where a category has several).
 TARGET_COUNTS: dict[str, int] = {
@@ -80,7 +84,9 @@ DESCRIPTION = (
     "land_auctions_<city>_<district> (lower_snake_case names, e.g. property_sales_riverton_old_town"
     "); the cities and districts tables list them. Enterprise finance is kept in one table per "
     "year: enterprise_finance_2019 ... enterprise_finance_2022 (revenue, net_profit, total_assets "
-    "and total_liabilities in millions). Prices are in the local currency; areas in square metres."
+    "and total_liabilities in millions). Prices are in the local currency: unit_price is per "
+    "square metre, total_price, reserve_price and winning_bid are totals; areas are in square "
+    "metres."
 )
 
 # Text and SQL placeholders of question templates.
@@ -138,7 +144,7 @@ def build_builtin(folder: str | Path, seed: int = 0) -> tuple[Path, Path]:
 def generate_builtin(db_path: str | Path, seed: int = 0) -> list[Task]:
     """Write the built-in database to ``db_path`` (a new or empty file) and return its tasks."""
     rng = random.Random(seed)
-    world = _build_database(Path(db_path), rng)
+    world = build_database(Path(db_path), rng)
     conn = sqlite3.connect(str(db_path), isolation_level=None)
     try:
         drafts = _TaskGen(rng, conn, world).generate()
@@ -154,358 +160,6 @@ def _publish(tmp: str, final: Path) -> None:
     except PermissionError:  # pragma: no cover - Windows: another process has it open
         if not final.exists():
             raise
-
-
-# --------------------------------------------------------------------------------------------
-# the database
-# --------------------------------------------------------------------------------------------
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def _possessive(name: str) -> str:
-    return f"{name}'" if name.endswith("s") else f"{name}'s"
-
-
-def _q(value: str) -> str:
-    """An SQL string literal (single quotes)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-@dataclass
-class _District:
-    city: str
-    name: str
-    sales: str
-    auctions: str
-
-
-@dataclass
-class _Company:
-    name: str
-    stem: str  # the name without the legal suffix
-    prefix: str  # the city or brand word(s) the name starts with
-    industry: str
-    city: str
-
-
-@dataclass
-class _World:
-    cities: list[str]
-    city_code: dict[str, str]
-    absent_cities: list[str]
-    districts: dict[str, list[_District]]  # city -> districts sorted by name
-    companies: list[_Company]
-    developers: list[str]
-    projects: list[str]
-    tables: list[str]
-
-    def district(self, city: str, name: str) -> _District:
-        for d in self.districts[city]:
-            if d.name == name:
-                return d
-        raise KeyError((city, name))
-
-    def cities_with(self, district: str) -> list[str]:
-        return [c for c in self.cities if any(d.name == district for d in self.districts[c])]
-
-    def all_districts(self) -> list[_District]:
-        return [d for c in self.cities for d in self.districts[c]]
-
-
-def _rand_date(rng: random.Random, years: tuple[int, ...]) -> date:
-    start = date(years[0], 1, 1)
-    span = (date(years[-1], 12, 31) - start).days
-    return start + timedelta(days=rng.randrange(span + 1))
-
-
-def _weighted(rng: random.Random, items: tuple[str, ...], weights: tuple[float, ...]) -> str:
-    return rng.choices(items, weights=weights, k=1)[0]
-
-
-def _make_companies(rng: random.Random, cities: list[str]) -> list[_Company]:
-    companies: list[_Company] = []
-    stems: set[str] = set()
-    brands = list(N.BRANDS)
-    for industry, count in N.INDUSTRY_COUNTS.items():
-        cores = N.INDUSTRY_CORES[industry]
-        made = 0
-        while made < count:
-            core = rng.choice(cores)
-            if rng.random() < 0.45:
-                prefix = rng.choice(cities)
-                city = prefix
-            else:
-                prefix = rng.choice(brands)
-                city = rng.choice(cities)
-            stem = f"{prefix} {core}"
-            if stem in stems:
-                continue
-            suffix = rng.choice(N.LEGAL_SUFFIXES)
-            if (industry == "financial services" and suffix.startswith("Industrial")) or (
-                "Development" in core and "Development" in suffix
-            ):
-                suffix = "Co., Ltd."
-            stems.add(stem)
-            companies.append(_Company(f"{stem} {suffix}", stem, prefix, industry, city))
-            made += 1
-    return companies
-
-
-def _finance_rows(rng: random.Random, companies: list[_Company]) -> dict[int, list[dict]]:
-    by_year: dict[int, list[dict]] = {y: [] for y in FIN_YEARS}
-    order = list(range(len(companies)))
-    rng.shuffle(order)
-    late = set(order[:3])  # listed in 2020: no 2019 row
-    unfiled = set(order[3:7])  # 2022 figures not filed yet: no 2022 row
-    for i, co in enumerate(companies):
-        scale = 10 ** rng.uniform(2.3, 4.7)
-        margin = rng.uniform(-0.04, 0.2)
-        leverage = (
-            rng.uniform(8, 18) if co.industry == "financial services" else rng.uniform(0.8, 4)
-        )
-        debt = rng.uniform(0.3, 0.88)
-        per_emp = rng.uniform(0.3, 2.5)
-        for year in FIN_YEARS:
-            scale *= rng.uniform(0.85, 1.25)
-            m = margin + rng.uniform(-0.05, 0.05)
-            assets = scale * leverage * rng.uniform(0.95, 1.05)
-            row = {
-                "company_name": co.name,
-                "industry": co.industry,
-                "city": co.city,
-                "revenue": round(scale, 2),
-                "net_profit": round(scale * m, 2),
-                "total_assets": round(assets, 2),
-                "total_liabilities": round(assets * debt * rng.uniform(0.95, 1.05), 2),
-                "employees": max(40, int(scale / per_emp * rng.uniform(0.95, 1.05))),
-            }
-            if (year == 2019 and i in late) or (year == 2022 and i in unfiled):
-                continue
-            by_year[year].append(row)
-    for rows in by_year.values():
-        rows.sort(key=lambda r: r["company_name"])
-    return by_year
-
-
-def _project_name(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = f"{rng.choice(N.PROJECT_LEADS)} {rng.choice(N.PROJECT_KINDS)}"
-        tail = rng.choice(N.PROJECT_TAILS)
-        if tail:
-            name = f"{name} {tail}"
-        if name not in taken:
-            taken.add(name)
-            return name
-
-
-def _build_database(path: Path, rng: random.Random) -> _World:
-    pool = list(N.CITY_POOL)
-    picked = rng.sample(pool, N_CITIES)
-    cities = sorted(c[0] for c in picked)
-    info = {c[0]: c for c in pool}
-    absent = sorted(c[0] for c in pool if c[0] not in cities)
-    companies = _make_companies(rng, cities)
-    developers = [c.name for c in companies if c.industry == "real estate"]
-    industrial = [c.name for c in companies if c.industry in ("manufacturing", "logistics")]
-
-    db = sqlite_utils.Database(str(path))
-    db.execute("PRAGMA journal_mode = MEMORY")
-    db.execute("PRAGMA synchronous = OFF")
-    db["cities"].create({"city": str, "code": str, "region": str}, pk="city")
-    db["cities"].insert_all([{"city": c, "code": info[c][1], "region": info[c][2]} for c in cities])
-    db["districts"].create(
-        {
-            "district_id": int,
-            "city": str,
-            "district": str,
-            "property_sales_table": str,
-            "land_auctions_table": str,
-        },
-        pk="district_id",
-        foreign_keys=[("city", "cities", "city")],
-    )
-
-    districts: dict[str, list[_District]] = {}
-    taken_projects: set[str] = set()
-    tables: list[str] = []
-    dist_rows: list[dict] = []
-    for city in cities:
-        names = sorted(rng.sample(N.DISTRICT_POOL, rng.randint(4, 6)))
-        base = rng.uniform(9000, 45000)
-        code = info[city][1]
-        seq: dict[int, int] = {}
-        districts[city] = []
-        for name in names:
-            d = _District(
-                city,
-                name,
-                f"property_sales_{_slug(city)}_{_slug(name)}",
-                f"land_auctions_{_slug(city)}_{_slug(name)}",
-            )
-            districts[city].append(d)
-            dist_rows.append(
-                {
-                    "city": city,
-                    "district": name,
-                    "property_sales_table": d.sales,
-                    "land_auctions_table": d.auctions,
-                }
-            )
-            factor = rng.uniform(0.7, 1.5)
-            _create_sales(db, d.sales, rng, base * factor, developers, taken_projects)
-            _create_auctions(db, d.auctions, rng, base * factor, developers, industrial, code, seq)
-            tables += [d.sales, d.auctions]
-    db["districts"].insert_all(dist_rows)
-
-    fin = _finance_rows(rng, companies)
-    for year in FIN_YEARS:
-        t = f"enterprise_finance_{year}"
-        db[t].create(
-            {
-                "company_name": str,
-                "industry": str,
-                "city": str,
-                "revenue": float,
-                "net_profit": float,
-                "total_assets": float,
-                "total_liabilities": float,
-                "employees": int,
-            },
-            pk="company_name",
-            foreign_keys=[("city", "cities", "city")],
-        )
-        db[t].insert_all(fin[year])
-        tables.append(t)
-    db.conn.commit()
-    db.close()
-    return _World(
-        cities=cities,
-        city_code={c: info[c][1] for c in cities},
-        absent_cities=absent,
-        districts=districts,
-        companies=companies,
-        developers=developers,
-        projects=sorted(taken_projects),
-        tables=["cities", "districts", *tables],
-    )
-
-
-def _create_sales(
-    db: sqlite_utils.Database,
-    table: str,
-    rng: random.Random,
-    base: float,
-    developers: list[str],
-    taken: set[str],
-) -> None:
-    projects = []
-    for _ in range(rng.randint(3, 6)):
-        ptype = _weighted(rng, N.PROPERTY_TYPES, (0.7, 0.15, 0.15))
-        projects.append((_project_name(rng, taken), rng.choice(developers), ptype))
-    rows = []
-    for _ in range(rng.randint(20, 60)):
-        name, dev, ptype = rng.choice(projects)
-        if rng.random() < 0.15:
-            ptype = rng.choice(N.PROPERTY_TYPES)
-        day = _rand_date(rng, SALE_YEARS)
-        if ptype == "residential":
-            area = rng.uniform(45, 220)
-        elif ptype == "commercial":
-            area = rng.uniform(30, 400)
-        else:
-            area = rng.uniform(60, 900)
-        area = round(area, 1)
-        tf = {"residential": 1.0, "commercial": 1.3, "office": 1.1}[ptype]
-        unit = int(base * tf * (1 + 0.04 * (day.year - 2019)) * rng.uniform(0.85, 1.15))
-        rows.append(
-            {
-                "project_name": name,
-                "developer": dev,
-                "property_type": ptype,
-                "sale_date": day.isoformat(),
-                "area_sqm": area,
-                "unit_price": unit,
-                "total_price": int(round(area * unit)),
-                "status": _weighted(rng, N.SALE_STATUSES, (0.78, 0.14, 0.08)),
-            }
-        )
-    rows.sort(key=lambda r: r["sale_date"])
-    db[table].create(
-        {
-            "sale_id": int,
-            "project_name": str,
-            "developer": str,
-            "property_type": str,
-            "sale_date": str,
-            "area_sqm": float,
-            "unit_price": int,
-            "total_price": int,
-            "status": str,
-        },
-        pk="sale_id",
-    )
-    db[table].insert_all(rows)
-
-
-def _create_auctions(
-    db: sqlite_utils.Database,
-    table: str,
-    rng: random.Random,
-    base: float,
-    developers: list[str],
-    industrial: list[str],
-    code: str,
-    seq: dict[int, int],
-) -> None:
-    rows = []
-    for _ in range(rng.randint(20, 40)):
-        use = _weighted(rng, N.LAND_USES, (0.45, 0.2, 0.2, 0.15))
-        day = _rand_date(rng, SALE_YEARS)
-        area = round(rng.uniform(3000, 80000), -1)
-        ratio = round(rng.uniform(0.8, 2.0) if use == "industrial" else rng.uniform(1.5, 4.5), 1)
-        uf = {"residential": 1.0, "commercial": 0.8, "mixed-use": 0.9, "industrial": 0.15}[use]
-        reserve = int(round(area * ratio * base * 0.3 * uf * rng.uniform(0.8, 1.2), -4))
-        status = _weighted(rng, N.AUCTION_STATUSES, (0.72, 0.18, 0.1))
-        bid: int | None = None
-        bidder: str | None = None
-        if status == "sold":
-            bid = int(round(reserve * rng.uniform(1.0, 1.6), -4))
-            bidder = rng.choice(industrial if use == "industrial" else developers)
-        rows.append(
-            {
-                "parcel_code": "",
-                "land_use": use,
-                "area_sqm": area,
-                "plot_ratio": ratio,
-                "reserve_price": reserve,
-                "winning_bid": bid,
-                "winning_bidder": bidder,
-                "auction_date": day.isoformat(),
-                "status": status,
-            }
-        )
-    rows.sort(key=lambda r: r["auction_date"])
-    for r in rows:
-        year = int(r["auction_date"][:4])
-        seq[year] = seq.get(year, 0) + rng.randint(1, 3)
-        r["parcel_code"] = f"{code}{year % 100:02d}-{seq[year]:03d}"
-    db[table].create(
-        {
-            "auction_id": int,
-            "parcel_code": str,
-            "land_use": str,
-            "area_sqm": float,
-            "plot_ratio": float,
-            "reserve_price": int,
-            "winning_bid": int,
-            "winning_bidder": str,
-            "auction_date": str,
-            "status": str,
-        },
-        pk="auction_id",
-    )
-    db[table].insert_all(rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -529,18 +183,24 @@ class _Q:
         text = self.text.replace(LOC, loc)
         if self.ent is not None:
             text = text.replace(ENT, ent if ent is not None else self.ent)
-        text = re.sub(r"\s+([?.,])", r"\1", text)
-        return text[0].upper() + text[1:]
+        return _tidy(text)
 
     def render_sql(self, table: str, ent: str | None = None, measure: int | None = None) -> str:
         sql = self.measures[measure][0] if measure is not None else self.sql
         sql = sql.replace(TBL, table)
         if self.ent is not None:
-            sql = sql.replace(ENT, _q(ent if ent is not None else self.ent))
+            sql = sql.replace(ENT, sql_str(ent if ent is not None else self.ent))
         return sql
 
     def render_check(self, table: str) -> str | None:
         return None if self.check is None else self.check.replace(TBL, table)
+
+
+def _tidy(text: str) -> str:
+    """Drop spaces before punctuation and the second dot of "Ltd.."; capitalise."""
+    text = re.sub(r"\s+([?.,:])", r"\1", text)
+    text = text.replace("..", ".")
+    return text[0].upper() + text[1:]
 
 
 def _top_unique(key_col: str, agg: str = "COUNT(*)", where: str = "") -> str:
@@ -632,6 +292,10 @@ def _typo(rng: random.Random, text: str, forbidden: list[str]) -> str | None:
     return None
 
 
+#: First words of two-word business cores that make no sense alone ("Heavy" Industries).
+_KEEP_WHOLE_CORE = frozenset({"Heavy", "Cold", "New", "Department"})
+
+
 def _nearest_year(surface: str) -> int:
     y = int(surface)
     return min(FIN_YEARS, key=lambda f: (abs(f - y), -f))
@@ -646,7 +310,7 @@ YEAR_TYPOS: dict[int, tuple[str, ...]] = {
 
 
 class _TaskGen:
-    def __init__(self, rng: random.Random, conn: sqlite3.Connection, world: _World):
+    def __init__(self, rng: random.Random, conn: sqlite3.Connection, world: World):
         self.rng = rng
         self.conn = conn
         self.w = world
@@ -669,6 +333,7 @@ class _TaskGen:
 
     # --- validation -------------------------------------------------------------------------
     def accept(self, d: _Draft) -> bool:
+        d.utterance = _tidy(d.utterance)
         if d.utterance in self.seen:
             return False
         for u in d.underspecs:
@@ -767,7 +432,7 @@ class _TaskGen:
         return drafts
 
     # --- picking ----------------------------------------------------------------------------
-    def pick_district(self) -> _District:
+    def pick_district(self) -> District:
         return self.rng.choice(self.w.all_districts())
 
     def loc(self, city: str, district: str) -> str:
@@ -775,7 +440,7 @@ class _TaskGen:
         if form == 0:
             return f"in {district}, {city}"
         if form == 1:
-            return f"in {_possessive(city)} {district} district"
+            return f"in {possessive(city)} {district} district"
         return f"in the {district} district of {city}"
 
     def year_phrase(self, year: int | str) -> str:
@@ -989,7 +654,7 @@ class _TaskGen:
             )
         return _Q(q[0], q[1], q[2], ent=b, ent_slot="enterprise")
 
-    def loc_q(self, table_kind: str, d: _District) -> _Q | None:
+    def loc_q(self, table_kind: str, d: District) -> _Q | None:
         if table_kind == "sales":
             return self.sales_q(d.sales)
         if table_kind == "auctions":
@@ -1001,7 +666,7 @@ class _TaskGen:
         return self.bidder_q(d.auctions)
 
     @staticmethod
-    def table_of(table_kind: str, d: _District) -> str:
+    def table_of(table_kind: str, d: District) -> str:
         return d.auctions if table_kind in ("auctions", "bidder") else d.sales
 
     def fin_company_q(self, company: str) -> _Q:
@@ -1096,11 +761,13 @@ class _TaskGen:
         k = rng.randrange(4)
         if k == 0:
             cand: str | None = co.stem
-        elif k == 1:
-            words = co.stem.split(" ")
-            n_prefix = len(co.prefix.split(" "))
-            cand = " ".join(words[: n_prefix + 1]) if len(words) > n_prefix + 1 else co.stem
-            if rng.random() < 0.5 and "Group" in name:
+        elif k == 1:  # a shortened business core: "Riverton Metro (Group)"
+            core = co.stem[len(co.prefix) + 1 :].split(" ")
+            short = core[:-1] if len(core) > 1 and core[0] not in _KEEP_WHOLE_CORE else core
+            while short[-1] == "&":
+                short = short[:-1]
+            cand = f"{co.prefix} {' '.join(short)}"
+            if "Group" in name and (short == core or rng.random() < 0.5):
                 cand = f"{cand} Group"
         elif k == 2:
             cand = f"{co.stem} Company"
@@ -1118,8 +785,8 @@ class _TaskGen:
         cand: str | None
         if k == 0 and len(words) > 3:
             cand = " ".join(words[:2]) if words[1] in N.PROJECT_KINDS else " ".join(words[:3])
-        elif k == 1 and len(words) <= 3:
-            cand = name + "s" if not name.endswith("s") else name[:-1]
+        elif k == 1 and name.endswith("s") and not name.endswith("Heights"):
+            cand = name[:-1]  # "Lakeview Villas" -> "Lakeview Villa"
         else:
             cand = _typo(rng, name, self.w.projects)
         if cand is None or any(cand.casefold() == n.casefold() for n in self.entity_names):
@@ -1181,7 +848,7 @@ class _TaskGen:
             diff = f"b.{col} - a.{col}" if col == "employees" else f"ROUND(b.{col} - a.{col}, 2)"
             sql = (
                 f"SELECT {diff} FROM {t2} AS b, {t1} AS a "
-                f"WHERE a.company_name = {_q(co)} AND b.company_name = {_q(co)}"
+                f"WHERE a.company_name = {sql_str(co)} AND b.company_name = {sql_str(co)}"
             )
             text = f"By how much did the {MEASURES[col][0]} of {co} change from {y1} to {y2}?"
             return _Draft(
@@ -1305,7 +972,7 @@ class _TaskGen:
         ]
         return _Q("intent_finance_city_biggest", text, measures=measures)
 
-    def loc_intent_q(self, kind: str, d: _District) -> _Q | None:
+    def loc_intent_q(self, kind: str, d: District) -> _Q | None:
         rng = self.rng
         if kind == "project":
             pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
@@ -1479,7 +1146,7 @@ class _TaskGen:
     # ========================================================================================
     def scope_loc(
         self, kind: str, slot: str
-    ) -> tuple[_District, _District, str, str, Underspec] | None:
+    ) -> tuple[District, District, str, str, Underspec] | None:
         """(gold district, naive district, utterance prefix, loc phrase, underspec)."""
         rng, w = self.rng, self.w
         if kind == "Missing" and slot == "district":
@@ -1488,9 +1155,9 @@ class _TaskGen:
             naive = w.districts[city][0]
             prefix = rng.choice(
                 (
-                    f"I'm looking at one of {_possessive(city)} districts. ",
+                    f"I'm looking at one of {possessive(city)} districts. ",
                     f"I'm reviewing a district in {city}. ",
-                    f"For the {city} district I'm analysing: ",
+                    f"I'm analysing a district of {city}. ",
                 )
             )
             return (
@@ -1813,11 +1480,13 @@ class _TaskGen:
                 y = rng.choice(FIN_YEARS)
                 co = self.fin_company(y)
                 utterance = text.format(co=co, y=y)
-                sql = f"SELECT {naive} FROM enterprise_finance_{y} WHERE company_name = {_q(co)}"
+                sql = (
+                    f"SELECT {naive} FROM enterprise_finance_{y} WHERE company_name = {sql_str(co)}"
+                )
             elif scope == "project":
                 pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
                 utterance = text.format(pj=pj, loc=loc)
-                sql = f"SELECT {naive} FROM {d.sales} WHERE project_name = {_q(pj)}"
+                sql = f"SELECT {naive} FROM {d.sales} WHERE project_name = {sql_str(pj)}"
             elif scope == "parcel":
                 codes = self.col(
                     f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1"
@@ -1829,7 +1498,7 @@ class _TaskGen:
                 sql = f"SELECT {naive} FROM {d.auctions} WHERE parcel_code = '{code}'"
             else:
                 utterance = text.format(city=d.city, district=d.name, loc=loc)
-                sql = naive.format(sales=d.sales, auctions=d.auctions, city=_q(d.city))
+                sql = naive.format(sales=d.sales, auctions=d.auctions, city=sql_str(d.city))
             return _Draft(
                 template,
                 f"unanswerable:{kind}",
@@ -1858,7 +1527,7 @@ class _TaskGen:
         day = self.new_date()
         sql = (
             f"INSERT INTO {table} (project_name, developer, property_type, sale_date, area_sqm, "
-            f"unit_price, total_price, status) VALUES ({_q(project)}, {_q(developer)}, '{ptype}', "
+            f"unit_price, total_price, status) VALUES ({sql_str(project)}, {sql_str(developer)}, '{ptype}', "
             f"'{day}', {area}, {unit}, {area * unit}, '{status}')"
         )
         text = f"a {area} sqm {ptype} unit sold on {day} at {unit:,} per sqm, status {status}"
@@ -1891,12 +1560,12 @@ class _TaskGen:
                 d.sales, pj, dev, ptype, rng.choice(("completed", "pending"))
             )
             text = f"Please record a new sale of {pj} {self.loc(d.city, d.name)}: {tail}."
-            read = f"SELECT developer, property_type FROM {d.sales} WHERE project_name = {_q(pj)} LIMIT 1"
+            read = f"SELECT developer, property_type FROM {d.sales} WHERE project_name = {sql_str(pj)} LIMIT 1"
             return mk("write_insert_sale", text, [read, ins], [d.sales])
 
         def insert_new_project() -> _Draft | None:
             d = self.pick_district()
-            pj = _project_name(rng, set(self.w.projects))
+            pj = project_name(rng, set(self.w.projects))
             dev = rng.choice(self.w.developers)
             tail, ins = self.sale_insert(d.sales, pj, dev, "residential", "completed")
             text = f"Record the first sale of the new project {pj} by {dev} {self.loc(d.city, d.name)}: {tail}."
@@ -1922,7 +1591,7 @@ class _TaskGen:
                 f"for {bid:,}. Please update its record."
             )
             act = (
-                f"UPDATE {d.auctions} SET status = 'sold', winning_bidder = {_q(bidder)}, "
+                f"UPDATE {d.auctions} SET status = 'sold', winning_bidder = {sql_str(bidder)}, "
                 f"winning_bid = {bid} WHERE parcel_code = '{code}'"
             )
             return mk("write_parcel_sold", text, [act], [d.auctions])
@@ -1943,20 +1612,20 @@ class _TaskGen:
             y = rng.choice(FIN_YEARS)
             co = self.fin_company(y)
             t = f"enterprise_finance_{y}"
-            cur = self.rows(f"SELECT employees FROM {t} WHERE company_name = {_q(co)}")[0][0]
+            cur = self.rows(f"SELECT employees FROM {t} WHERE company_name = {sql_str(co)}")[0][0]
             n = int(round(cur * rng.uniform(0.8, 1.2))) or 1
             text = f"Correct the {y} employee count of {co} to {n:,}."
-            act = f"UPDATE {t} SET employees = {n} WHERE company_name = {_q(co)}"
+            act = f"UPDATE {t} SET employees = {n} WHERE company_name = {sql_str(co)}"
             return mk("write_fix_employees", text, [act], [t])
 
         def profit() -> _Draft | None:
             y = rng.choice(FIN_YEARS)
             co = self.fin_company(y)
             t = f"enterprise_finance_{y}"
-            cur = self.rows(f"SELECT net_profit FROM {t} WHERE company_name = {_q(co)}")[0][0]
+            cur = self.rows(f"SELECT net_profit FROM {t} WHERE company_name = {sql_str(co)}")[0][0]
             v = round(cur * rng.uniform(0.7, 0.95), 2)
             text = f"The {y} net profit of {co} was restated to {v} million; please update it."
-            act = f"UPDATE {t} SET net_profit = {v} WHERE company_name = {_q(co)}"
+            act = f"UPDATE {t} SET net_profit = {v} WHERE company_name = {sql_str(co)}"
             return mk("write_restate_profit", text, [act], [t])
 
         def status_change(
@@ -1971,7 +1640,7 @@ class _TaskGen:
                     return None
                 pj = rng.choice(pjs)
                 text = phrase.format(pj=pj, loc=self.loc(d.city, d.name))
-                w = f"WHERE project_name = {_q(pj)} AND status = '{frm}'"
+                w = f"WHERE project_name = {sql_str(pj)} AND status = '{frm}'"
                 read = f"SELECT sale_id FROM {d.sales} {w}"
                 act = (
                     f"DELETE FROM {d.sales} {w}"
@@ -1999,7 +1668,7 @@ class _TaskGen:
             act = (
                 f"UPDATE {d.sales} SET unit_price = CAST(ROUND(unit_price * {f}) AS INTEGER), "
                 f"total_price = CAST(ROUND(area_sqm * ROUND(unit_price * {f})) AS INTEGER) "
-                f"WHERE project_name = {_q(pj)} AND status = 'pending'"
+                f"WHERE project_name = {sql_str(pj)} AND status = 'pending'"
             )
             return mk("write_price_rise", text, [act], [d.sales])
 
@@ -2007,7 +1676,7 @@ class _TaskGen:
             missing = [n for n in self.fin_companies[2021] if n not in self.fin_companies[2022]]
             co = rng.choice(missing)
             ind, city, rev = self.rows(
-                f"SELECT industry, city, revenue FROM enterprise_finance_2021 WHERE company_name = {_q(co)}"
+                f"SELECT industry, city, revenue FROM enterprise_finance_2021 WHERE company_name = {sql_str(co)}"
             )[0]
             r = round(rev * rng.uniform(0.9, 1.2), 2)
             np_ = round(r * rng.uniform(0.02, 0.15), 2)
@@ -2018,12 +1687,10 @@ class _TaskGen:
                 f"Add the 2022 figures of {co}: revenue {r} million, net profit {np_} million, "
                 f"total assets {ta} million, total liabilities {tl} million and {emp:,} employees."
             )
-            read = (
-                f"SELECT industry, city FROM enterprise_finance_2021 WHERE company_name = {_q(co)}"
-            )
+            read = f"SELECT industry, city FROM enterprise_finance_2021 WHERE company_name = {sql_str(co)}"
             ins = (
                 "INSERT INTO enterprise_finance_2022 (company_name, industry, city, revenue, net_profit, "
-                f"total_assets, total_liabilities, employees) VALUES ({_q(co)}, {_q(ind)}, {_q(city)}, "
+                f"total_assets, total_liabilities, employees) VALUES ({sql_str(co)}, {sql_str(ind)}, {sql_str(city)}, "
                 f"{r}, {np_}, {ta}, {tl}, {emp})"
             )
             return mk(
@@ -2039,8 +1706,10 @@ class _TaskGen:
             stem = self.company[dev].prefix
             new = f"{stem} {rng.choice(N.RENAMED_SUFFIXES)}"
             text = f"{dev} has been renamed {new}. Update the developer name on its sales {self.loc(d.city, d.name)}."
-            read = f"SELECT COUNT(*) FROM {d.sales} WHERE developer = {_q(dev)}"
-            act = f"UPDATE {d.sales} SET developer = {_q(new)} WHERE developer = {_q(dev)}"
+            read = f"SELECT COUNT(*) FROM {d.sales} WHERE developer = {sql_str(dev)}"
+            act = (
+                f"UPDATE {d.sales} SET developer = {sql_str(new)} WHERE developer = {sql_str(dev)}"
+            )
             return mk("write_rename_developer", text, [read, act], [d.sales])
 
         def delete_withdrawn() -> _Draft | None:
@@ -2126,13 +1795,11 @@ class _TaskGen:
             y = rng.choice(FIN_YEARS[:-1])
             co = self.fin_company(y, also=(2022,))
             cur = self.rows(
-                f"SELECT employees FROM enterprise_finance_{y} WHERE company_name = {_q(co)}"
+                f"SELECT employees FROM enterprise_finance_{y} WHERE company_name = {sql_str(co)}"
             )[0][0]
             n = int(round(cur * rng.uniform(0.8, 1.2))) or 1
             text = f"Correct the employee count of {co} to {n:,}; the reported figure was wrong."
-            act = (
-                f"UPDATE enterprise_finance_{{}} SET employees = {n} WHERE company_name = {_q(co)}"
-            )
+            act = f"UPDATE enterprise_finance_{{}} SET employees = {n} WHERE company_name = {sql_str(co)}"
             return mk(
                 "write_fix_employees+Missing_year",
                 text,
@@ -2149,15 +1816,15 @@ class _TaskGen:
             if s is None:
                 return None
             t = f"enterprise_finance_{y}"
-            cur = self.rows(f"SELECT net_profit FROM {t} WHERE company_name = {_q(co)}")[0][0]
+            cur = self.rows(f"SELECT net_profit FROM {t} WHERE company_name = {sql_str(co)}")[0][0]
             v = round(cur * rng.uniform(0.7, 0.95), 2)
             text = f"Restate the {y} net profit of {s} to {v} million."
             act = f"UPDATE {t} SET net_profit = {v} WHERE company_name = %s"
             return mk(
                 "write_restate_profit+not_exist",
                 text,
-                [act % _q(co)],
-                [act % _q(s)],
+                [act % sql_str(co)],
+                [act % sql_str(s)],
                 [t],
                 [Underspec(Label("not-exist", s, "enterprise"), co)],
             )
@@ -2178,8 +1845,8 @@ class _TaskGen:
             return mk(
                 "write_complete_pending+not_exist",
                 text,
-                [act % _q(pj)],
-                [act % _q(s)],
+                [act % sql_str(pj)],
+                [act % sql_str(s)],
                 [d.sales],
                 [Underspec(Label("not-exist", s, "project"), pj)],
             )
@@ -2212,7 +1879,7 @@ class _TaskGen:
             if got is None:
                 return None
             gold_d, naive_d, _, loc_text, us = got
-            pj = _project_name(rng, set(self.w.projects))
+            pj = project_name(rng, set(self.w.projects))
             dev = rng.choice(self.w.developers)
             tail, ins = self.sale_insert(gold_d.sales, pj, dev, "residential", "completed")
             text = f"Record the first sale of the new project {pj} by {dev} {loc_text}: {tail}."
@@ -2235,6 +1902,7 @@ class _TaskGen:
 
 
 __all__ = [
+    "DB_FILE",
     "DB_KEY",
     "DESCRIPTION",
     "GENERATOR_VERSION",
@@ -2243,4 +1911,5 @@ __all__ = [
     "builtin_suite",
     "default_cache_dir",
     "generate_builtin",
+    "TASKS_FILE",
 ]
