@@ -9,10 +9,11 @@ serialize/deserialize that the sandbox needs.
 
 Contract
 - :class:`DatabaseImage` loads a source file once (post-copy SQL applied) and keeps an in-memory
-  image of it. The source file is opened read-only and is never written.
+  master copy of it. The source file is opened read-only and is never written.
 - :meth:`DatabaseImage.session` gives an episode its own state. A read-only session borrows a
-  pooled read-only handle (no copy). A writable session gets a private copy deserialized from the
-  cached image (no file copy); nothing it writes is visible to other sessions or to the file.
+  pooled read-only handle (no copy). A writable session gets a private in-memory copy of the
+  master (SQLite backup API into a pooled connection; no file copy); nothing it writes is visible
+  to other sessions or to the file.
 - :meth:`Session.execute` runs exactly one statement and never raises for bad SQL: every refusal
   (ATTACH/DETACH, VACUUM INTO, load_extension, state-changing PRAGMAs, transactions, writes in a
   read-only session, several statements, empty or non-UTF-8 SQL) and every failure (syntax error,
@@ -157,14 +158,14 @@ class _Refusal(Exception):
         self.kind = kind
 
 
-def _only_comments(text: str) -> bool:
-    """True when ``text`` holds nothing but white space, ``;`` and SQL comments.
+def _skip_comments(text: str, i: int = 0) -> int:
+    """Index of the first character at or after ``i`` that is not white space, ``;`` or a comment.
 
     Written by hand because it must agree with SQLite's own tokenizer on exactly this small
-    point (what may follow the one statement of an action); a full SQL parser would be overkill
+    point (what may surround the one statement of an action); a full SQL parser would be overkill
     and could disagree with SQLite elsewhere.
     """
-    i, n = 0, len(text)
+    n = len(text)
     while i < n:
         ch = text[i]
         if ch.isspace() or ch == ";":
@@ -176,8 +177,21 @@ def _only_comments(text: str) -> bool:
             j = text.find("*/", i + 2)
             i = n if j < 0 else j + 2
         else:
-            return False
-    return True
+            return i
+    return n
+
+
+def _only_comments(text: str) -> bool:
+    """True when ``text`` holds nothing but white space, ``;`` and SQL comments."""
+    return _skip_comments(text) == len(text)
+
+
+def _first_word(text: str) -> str:
+    i = _skip_comments(text)
+    j = i
+    while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    return text[i:j].upper()
 
 
 def _configure(conn: apsw.Connection) -> None:
@@ -202,69 +216,89 @@ class DatabaseImage:
         if not self.path.is_file():
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self.post_copy_sql = tuple(post_copy_sql)
+        st = self.path.stat()
+        #: identifies this content in caches (gold answers, digests, schema summaries)
+        self.key = f"{self.path}|{st.st_size}|{st.st_mtime_ns}|{self.post_copy_sql!r}"
         self._lock = threading.Lock()
         src = apsw.Connection(
             f"file:{self.path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
         )
         try:
-            if self.post_copy_sql:
-                mem = apsw.Connection(":memory:")
-                mem.deserialize("main", src.serialize("main"))
-                for stmt in self.post_copy_sql:
-                    mem.execute(stmt)
-                self.image: bytes = mem.serialize("main")
-                mem.close()
-            else:
-                self.image = src.serialize("main")
+            # The master: a trusted in-memory copy (post-copy SQL applied) that is never written.
+            # Writable sessions are filled from it with the backup API, which reuses the pooled
+            # connection's page memory (4x faster than deserialize here, which faults in fresh
+            # pages on every copy).
+            master = apsw.Connection(":memory:")
+            master.deserialize("main", src.serialize("main"))
+            for stmt in self.post_copy_sql:
+                master.execute(stmt)
+            _configure(master)
         finally:
             src.close()
+        self._master = master
+        (self.page_size,) = master.execute("PRAGMA page_size").fetchone()
+        self.size_bytes = self.page_size * master.execute("PRAGMA page_count").fetchone()[0]
         self._ro_pool: list[apsw.Connection] = []
         self._rw_pool: list[apsw.Connection] = []
         #: digest cache: config key -> {table: TableDigest}, filled lazily by clarisql.envs.digest
         self.digest_cache: dict[Any, dict[str, Any]] = {}
-        self._reader: apsw.Connection | None = None
 
     def __repr__(self) -> str:
-        return f"DatabaseImage({str(self.path)!r}, {len(self.image)} bytes)"
+        return f"DatabaseImage({str(self.path)!r}, {self.size_bytes} bytes)"
+
+    @property
+    def image(self) -> bytes:
+        """The image as SQLite file bytes."""
+        return self._master.serialize("main")
 
     # --- connections -----------------------------------------------------------------------
     def _open_readonly(self) -> apsw.Connection:
         if self.post_copy_sql:
-            # The file differs from the image; serve the image, still refusing writes.
-            conn = apsw.Connection(":memory:")
-            conn.deserialize("main", self.image)
-        else:
-            conn = apsw.Connection(
-                f"file:{self.path}?mode=ro&immutable=1",
-                flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
-            )
+            # The file differs from the image: serve a copy of the image, still refusing writes.
+            return self._copy()
+        conn = apsw.Connection(
+            f"file:{self.path}?mode=ro&immutable=1",
+            flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+        )
         _configure(conn)
         return conn
 
     def reader(self) -> apsw.Connection:
-        """A trusted read-only connection on the image (for digests and gold answers)."""
-        with self._lock:
-            if self._reader is None:
-                self._reader = self._open_readonly()
-            return self._reader
+        """The trusted in-memory master (for digests and gold answers); never write to it."""
+        return self._master
+
+    def _fill(self, conn: apsw.Connection) -> None:
+        with conn.backup("main", self._master, "main") as b:
+            b.step(-1)
+
+    def _copy(self) -> apsw.Connection:
+        conn = apsw.Connection(":memory:")
+        _configure(conn)
+        conn.execute(f"PRAGMA page_size = {int(self.page_size)}")
+        self._fill(conn)
+        return conn
 
     def _acquire(self, writable: bool) -> apsw.Connection:
         with self._lock:
             pool = self._rw_pool if writable else self._ro_pool
             conn = pool.pop() if pool else None
         if conn is None:
-            if writable:
-                # Writable copies run on a frozen clock (see clarisql.envs.clock).
-                conn = apsw.Connection(":memory:", vfs=frozen_clock_vfs())
-                _configure(conn)
-            else:
-                conn = self._open_readonly()
+            conn = self._copy() if writable else self._open_readonly()
         if writable:
-            # A fresh private copy of the image: sqlite copies the bytes into its own memory.
-            conn.deserialize("main", self.image)
+            # The episode runs inside one transaction that is rolled back when it ends, so the
+            # pooled copy is back to the image for the next episode without copying pages or
+            # re-parsing the schema (see Session for the statement-level guarantees).
+            conn.execute("BEGIN")
         return conn
 
     def _release(self, conn: apsw.Connection, writable: bool, reusable: bool) -> None:
+        if writable and reusable:
+            try:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                reusable = not conn.in_transaction
+            except apsw.Error:
+                reusable = False
         if not reusable:
             conn.close()
             return
@@ -316,6 +350,12 @@ class Session:
     ``dirty_tables`` lists the tables whose rows this session may have changed (collected by the
     authorizer when statements are prepared, a superset of the truly changed ones); the digest
     re-hashes only those and serves the others from the image's cache.
+
+    A writable session runs inside one transaction on a pooled private copy; closing it rolls the
+    transaction back. To the agent every statement behaves as in autocommit mode: a failing
+    statement undoes only itself (SQLite's statement journal), and when SQLite rolls back the
+    whole transaction (an interrupted write, ``OR ROLLBACK``), the earlier successful writes are
+    replayed (:meth:`_recover`). Transaction-control statements are refused.
     """
 
     def __init__(self, image: DatabaseImage, writable: bool, limits: SessionLimits):
@@ -324,6 +364,7 @@ class Session:
         self.limits = limits
         self.dirty_tables: set[str] = set()
         self.schema_changed = False
+        self._write_log: list[str] = []
         self._temp_used = False
         self._conn: apsw.Connection | None = image._acquire(writable)
         self._deadline = 0.0
@@ -346,7 +387,8 @@ class Session:
             return
         conn.authorizer = None
         conn.set_progress_handler(None)
-        reusable = not self._temp_used and not conn.in_transaction
+        # writable sessions end inside their episode transaction, which _release rolls back
+        reusable = not self._temp_used and (self.writable or not conn.in_transaction)
         self.image._release(conn, self.writable, reusable)
 
     def __enter__(self) -> Session:
@@ -422,9 +464,23 @@ class Session:
         t0 = time.perf_counter()
         self._sqlite_s = 0.0
         res = self._execute(sql)
+        if self.writable and not self.connection.in_transaction:
+            self._recover()
         res.elapsed_s = time.perf_counter() - t0
         res.sqlite_s = self._sqlite_s
         return res
+
+    def _recover(self) -> None:
+        """Re-establish the episode transaction after SQLite rolled it back.
+
+        SQLite rolls back the whole enclosing transaction when a write statement is interrupted
+        (our time budget) or hits ``OR ROLLBACK``/out-of-memory. With autocommit semantics only
+        that statement should be undone, so the episode's earlier successful writes are replayed.
+        """
+        with self.trusted() as conn:
+            conn.execute("BEGIN")
+            for sql in self._write_log:
+                conn.execute(sql)
 
     def _execute(self, sql: Any) -> ExecResult:
         if isinstance(sql, (bytes, bytearray)):
@@ -462,6 +518,10 @@ class Session:
             )
         if _only_comments(sql):
             return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
+        if _first_word(sql) == "VACUUM":
+            # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
+            # would only say "cannot VACUUM from within a transaction".
+            return ExecResult(False, sql, error="VACUUM (and VACUUM INTO) is not allowed in an episode", error_kind="refused")
         if len(sql) > self.limits.max_sql_chars:
             return ExecResult(
                 False,
@@ -548,6 +608,8 @@ class Session:
             except apsw.Error:
                 pass
         is_write = bool(self._pending_dirty)
+        if self.writable and is_write:
+            self._write_log.append(sql)
         return ExecResult(
             True,
             sql,

@@ -36,7 +36,7 @@ def gold_rows(task: Task, image: DatabaseImage) -> list[list[Any]] | None:
         return task.gold_answer
     if not task.gold_sql:
         return None
-    key = (str(image.path) + "|" + str(len(image.image)), task.gold_sql)
+    key = (image.key, task.gold_sql)
     with _LOCK:
         hit = _ROWS.get(key)
     if hit is not None:
@@ -80,7 +80,7 @@ def gold_digest(task: Task, image: DatabaseImage, config: DigestConfig) -> str |
         return task.gold_digest
     if not task.writable or not task.gold_actions:
         return None
-    key = (str(image.path), len(image.image), tuple(task.gold_actions), config.key())
+    key = (image.key, tuple(task.gold_actions), config.key())
     with _LOCK:
         hit = _DIGESTS.get(key)
     if hit is not None:

@@ -6,13 +6,13 @@ import threading
 
 from clarisql.envs.database import DatabaseImage
 
-_CACHE: dict[tuple[str, int, str | None], str] = {}
+_CACHE: dict[tuple[str, str | None], str] = {}
 _LOCK = threading.Lock()
 
 
 def schema_summary(image: DatabaseImage, description: str | None = None) -> str:
     """``table(col TYPE, ...)`` lines for every table and view, after an optional description."""
-    key = (str(image.path), len(image.image), description)
+    key = (image.key, description)
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:

@@ -190,3 +190,38 @@ def test_chinook_source_untouched_by_attacks(chinook: Path, tmp_path: Path) -> N
         s.execute("DELETE FROM invoice_items")
         s.execute("DROP TABLE tracks")
     assert sha256(chinook) == before
+
+
+def test_statements_behave_as_autocommit_when_sqlite_rolls_back(small_db: Path) -> None:
+    img = DatabaseImage(small_db)
+    with img.session(True, SessionLimits(timeout_s=0.3)) as s:
+        assert s.execute("UPDATE sales SET price = 0 WHERE id = 1").ok
+        # an interrupted write: SQLite rolls back the whole transaction; only this statement may go
+        slow = "UPDATE sales SET price = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c) WHERE id = 2"
+        assert s.execute(slow).error_kind == "timeout"
+        assert s.execute("SELECT price FROM sales WHERE id IN (1, 2) ORDER BY id").rows == [(0.0,), (102.0,)]
+        # OR ROLLBACK on a constraint violation
+        assert s.execute("INSERT INTO cities VALUES (5, 'Fifth')").ok
+        res = s.execute("INSERT OR ROLLBACK INTO cities VALUES (1, 'Dup')")
+        assert not res.ok and "UNIQUE" in res.error
+        assert s.execute("SELECT count(*) FROM cities").rows == [(3,)]
+        assert s.execute("SELECT price FROM sales WHERE id = 1").rows == [(0.0,)]
+        # a plain failing statement undoes only itself
+        assert not s.execute("INSERT INTO cities VALUES (1, 'Dup')").ok
+        assert s.execute("SELECT count(*) FROM cities").rows == [(3,)]
+    # the pooled copy handed out next is the pristine image again
+    with img.session(True) as s:
+        assert s.execute("SELECT count(*) FROM cities").rows == [(2,)]
+        assert s.execute("SELECT price FROM sales WHERE id = 1").rows == [(101.0,)]
+
+
+def test_schema_changes_do_not_leak_into_the_next_episode(small_db: Path) -> None:
+    img = DatabaseImage(small_db)
+    with img.session(True) as s:
+        assert s.execute("DROP TABLE log").ok
+        assert s.execute("ALTER TABLE cities ADD COLUMN zone TEXT").ok
+        assert s.execute("CREATE TABLE extra(a)").ok
+    with img.session(True) as s:
+        names = [r[0] for r in s.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").rows]
+        assert names == ["cities", "log", "sales"]
+        assert [r[1] for r in s.execute("PRAGMA table_info(cities)").rows] == ["id", "name"]
