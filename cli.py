@@ -39,7 +39,7 @@ def _demo(args: argparse.Namespace) -> int:
     tasks = env.suite.tasks[: args.max_episodes] if args.max_episodes else env.suite.tasks
     table = Table(title=f"clarisql demo: built-in suite, {len(tasks)} tasks")
     table.add_column("policy", no_wrap=True)
-    for col in ("Pass@1", "phi_0", "phi_10", "clarif./ep", "turns/ep", "reward/ep"):
+    for col in ("Pass@1", "φ_0", "φ_10", "ask/ep", "turns/ep", "reward"):
         table.add_column(col, justify="right")
     for name in args.policies:
         policy = make_policy(name)
