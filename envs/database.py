@@ -272,7 +272,9 @@ class DatabaseImage:
             b.step(-1)
 
     def _copy(self) -> apsw.Connection:
-        conn = apsw.Connection(":memory:")
+        # Private copies run on a frozen clock, so golden replays are reproducible
+        # (see clarisql.envs.clock).
+        conn = apsw.Connection(":memory:", vfs=frozen_clock_vfs())
         _configure(conn)
         conn.execute(f"PRAGMA page_size = {int(self.page_size)}")
         self._fill(conn)

@@ -24,8 +24,14 @@ Rewards
 Every step's reward is the weighted sum of the reward spec's components that fired (see
 :mod:`clarisql.rewards.spec`); episode-level components (outcome, reliability, ...) are added on
 the last step. ``info["reward_components"]`` holds this step's weighted components and
-``info["error"]`` the last action's error message or ``None``. The last step's
-``info["episode"]`` holds the episode record, total reward and component totals.
+``info["error"]`` the last action's error message or ``None``; ``info["sql_time_s"]`` is the
+time SQLite spent on the step's statement. The last step's
+``info["episode"]`` holds the episode record, total reward and component totals, and
+``hallucinated_messages``/``hallucination_rate`` (clarify messages that stated query results no
+statement returned, see :mod:`clarisql.envs.hallucination`). ``info["simulator"]`` (reset and
+clarify steps, when the user simulator reports it) says which backend answered and whether it
+fell back. Write tasks give the simulator ``DialogueContext.goal_reached`` (the state equals the
+gold state now).
 
 Errors
 ``step`` never raises for bad input: malformed actions, refused or failing SQL, stepping after
@@ -35,7 +41,7 @@ the end or before ``reset`` all come back as an observation that says what was w
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -44,6 +50,7 @@ from clarisql.envs import gold
 from clarisql.envs.actions import ACTION_FORMAT_HELP, Action, ActionError, parse_action
 from clarisql.envs.database import DatabaseImage, ExecResult, Session, SessionLimits, get_image
 from clarisql.envs.digest import session_digest
+from clarisql.envs.hallucination import hallucinated_results, hallucination_rate
 from clarisql.envs.schema import schema_summary
 from clarisql.envs.simulators import DialogueContext, UserSimulator, make_simulator
 from clarisql.envs.spaces import ActionSpace, TextSpace
@@ -73,8 +80,10 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         simulator: user simulator name or instance; ``None`` takes the suite's
             ``metadata["simulator"]``, else ``"fixed"``.
         reward: reward spec: preset name, YAML path, mapping or :class:`RewardSpec`.
-        max_turns: actions per episode before truncation.
-        max_clarifications: clarify actions allowed per episode (more are invalid actions).
+        max_turns: actions per episode before truncation (``None``: the suite's
+            ``metadata["max_turns"]``, else 20).
+        max_clarifications: clarify actions allowed per episode (more are invalid actions;
+            ``None``: the suite's ``metadata["max_clarifications"]``, else 5).
         limits: per-statement sandbox limits.
         max_rows_shown: rows of a result shown in the observation.
         task_ids: restrict sampling to these task ids.
@@ -90,16 +99,21 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         simulator: str | UserSimulator | None = None,
         simulator_kwargs: Mapping[str, Any] | None = None,
         reward: str | Mapping[str, Any] | RewardSpec | None = None,
-        max_turns: int = 20,
-        max_clarifications: int = 5,
+        max_turns: int | None = None,
+        max_clarifications: int | None = None,
         limits: SessionLimits | None = None,
         max_rows_shown: int = 20,
         task_ids: list[str] | None = None,
         render_mode: str | None = None,
     ):
+        self.suite = load_suite(suite, **dict(suite_kwargs or {}))
+        # None: the suite's default (DySQL: 30 agent turns), else 20 turns / 5 clarifications.
+        if max_turns is None:
+            max_turns = int(self.suite.metadata.get("max_turns", 20))
+        if max_clarifications is None:
+            max_clarifications = int(self.suite.metadata.get("max_clarifications", 5))
         if max_turns < 1:
             raise ValueError("max_turns must be >= 1")
-        self.suite = load_suite(suite, **dict(suite_kwargs or {}))
         if task_ids is not None:
             self.suite = self.suite.subset(list(task_ids))
         if not self.suite.tasks:
@@ -175,6 +189,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         self._answer: tuple[list[list[Any]], bool] | None = None
         self._done = False
         self._revealed: list[str] = []
+        self._returned: list[str] = []  # statement results shown to the agent (hallucination check)
         sim_seed = int(self.np_random.integers(2**31 - 1))
         opening = self.simulator.reset(task, seed=sim_seed)
         self.record = EpisodeRecord(
@@ -200,6 +215,9 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             "reward_components": {},
             "error": None,
         }
+        sim_info = getattr(self.simulator, "reset_info", None)
+        if sim_info:
+            info["simulator"] = dict(sim_info)
         return self._obs(opening), info
 
     def step(self, action: Any):
@@ -225,6 +243,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         error: str | None = None
         sql_time = 0.0
         terminated = False
+        sim_info: dict[str, Any] = {}
         turn = TurnRecord(kind="invalid", valid=False)
         try:
             act = parse_action(raw)
@@ -253,13 +272,17 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 self.messages.append({"role": "user", "content": last})
             else:
                 self._clarifications += 1
-                ctx = DialogueContext(self.task, self.messages, self._session, self._turn)
+                ctx = DialogueContext(
+                    self.task, self.messages, self._session, self._turn, self._goal_check()
+                )
                 reply = self.simulator.respond(act.question, act.labels, ctx)
+                sim_info = dict(reply.info or {})
                 turn = TurnRecord(
                     kind="clarify",
                     earned=reply.earned,
                     n_labels=len(act.labels),
                     n_revealed=len(reply.revealed),
+                    hallucinated=hallucinated_results(act.question, self._returned),
                 )
                 self._revealed.extend(u.value for u in reply.revealed)
                 last = reply.text
@@ -277,6 +300,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             else:
                 error = res.error
             last = self._format(res)
+            self._returned.append(last)
             self._dialogue += f"Result: {last}\n"
             self.messages.append({"role": "tool", "content": last})
         elif act.type == "abstain":
@@ -310,6 +334,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             "action": None if act is None else act.to_dict(),
             "sql_time_s": sql_time,
         }
+        if sim_info:
+            info["simulator"] = sim_info
         if terminated or truncated:
             if truncated:
                 self.record.end = "truncated"
@@ -349,9 +375,28 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             "correct": is_correct(rec),
             "revealed": list(self._revealed),
         }
+        flags = [t.hallucinated for t in rec.turns if t.kind == "clarify"]
+        out["hallucinated_messages"] = sum(flags)
+        out["hallucination_rate"] = hallucination_rate(flags)
         if gold_error:
             out["gold_error"] = gold_error
         return out
+
+    def _goal_check(self) -> Callable[[], bool] | None:
+        """For write tasks: a callable telling whether the state now equals the gold state."""
+        task, session = self.task, self._session
+        if task is None or session is None or not task.writable or not task.answerable:
+            return None
+        image, config = self.image_for(task), self._digest_config
+
+        def reached() -> bool:
+            try:
+                target = gold.gold_digest(task, image, config)
+            except gold.GoldError:
+                return False
+            return target is not None and session_digest(session, config) == target
+
+        return reached
 
     def _format(self, res: ExecResult) -> str:
         if not res.ok:

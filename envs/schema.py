@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import apsw
+
 from clarisql.envs.database import DatabaseImage
 
 _CACHE: dict[tuple[str, str | None], str] = {}
@@ -24,7 +26,11 @@ def schema_summary(image: DatabaseImage, description: str | None = None) -> str:
         "AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
     ).fetchall()
     for name, typ in objs:
-        cols = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+        try:
+            cols = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
+        except apsw.Error as e:  # a view SQLite cannot compile (e.g. MySQL syntax in pagila)
+            lines.append(f"VIEW {name}(unusable: {e})")
+            continue
         body = ", ".join(f"{c} {t}".strip() for c, t in cols)
         lines.append(f"{'VIEW ' if typ == 'view' else ''}{name}({body})")
     text = ("Database tables:\n" if lines else "The database has no tables.\n") + "\n".join(lines)

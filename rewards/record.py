@@ -18,6 +18,9 @@ class TurnRecord:
     ``kind`` is the action type (``clarify``, ``execute``, ``abstain``, ``stop``) or ``invalid``.
     ``earned`` (clarify only): the agent's labels matched at least one gold label.
     ``sql_error``: an SQL statement of this turn failed or was refused.
+    ``hallucinated`` (clarify only): the agent's message to the user stated query results that
+    no statement had returned (DySQL-Bench's fabricated ``<result>`` blocks; see
+    :mod:`clarisql.envs.hallucination`).
     """
 
     kind: str
@@ -26,6 +29,7 @@ class TurnRecord:
     earned: bool | None = None
     n_labels: int = 0
     n_revealed: int = 0
+    hallucinated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

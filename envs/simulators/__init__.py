@@ -1,7 +1,9 @@
 """User simulators: the interface and the built-in modes.
 
-``make_simulator("fixed")`` gives ODUTQA-MDC's gated Fixed-mode simulator; other modes register
-with :func:`register_simulator`.
+``make_simulator("fixed")`` gives ODUTQA-MDC's gated Fixed-mode simulator;
+``make_simulator("instruction", backend=...)`` the instruction-following user of DySQL-Bench
+(:mod:`clarisql.envs.simulators.instruction`); other modes register with
+:func:`register_simulator`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from typing import Any
 
 from clarisql.envs.simulators.base import STOP_TOKEN, DialogueContext, SimulatorReply, UserSimulator
 from clarisql.envs.simulators.fixed import FixedSimulator
+from clarisql.envs.simulators.instruction import InstructionSimulator
 
-_REGISTRY: dict[str, Callable[..., UserSimulator]] = {"fixed": FixedSimulator}
+_REGISTRY: dict[str, Callable[..., UserSimulator]] = {
+    "fixed": FixedSimulator,
+    "instruction": InstructionSimulator,
+}
 
 
 def register_simulator(name: str, factory: Callable[..., UserSimulator]) -> None:
@@ -33,6 +39,7 @@ __all__ = [
     "STOP_TOKEN",
     "DialogueContext",
     "FixedSimulator",
+    "InstructionSimulator",
     "SimulatorReply",
     "UserSimulator",
     "make_simulator",

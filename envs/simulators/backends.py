@@ -1,0 +1,327 @@
+"""Chat backends for LLM-played users: an OpenAI-compatible HTTP endpoint and local transformers.
+
+A backend turns a chat (``[{"role": ..., "content": ...}, ...]``) and a seed into one reply
+string, or raises :class:`BackendError`. ``BackendError.retryable`` says whether trying again
+may help (timeouts, connection failures, HTTP 408/409/429/5xx, empty or garbage replies) or not
+(HTTP 400/401/403/404, a model that cannot be loaded). Retries, caching and the offline
+fallback live in :class:`clarisql.envs.simulators.instruction.InstructionSimulator`.
+
+- :class:`OpenAIChatBackend`: ``POST {base_url}/chat/completions`` with ``model``,
+  ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (vLLM, SGLang and hosted APIs accept it),
+  a per-request timeout, and ``Authorization: Bearer $<api_key_env>`` when that variable is set.
+  Uses :mod:`urllib.request` (no extra dependency in the core).
+- :class:`TransformersChatBackend`: a local causal LM through the tokenizer's chat template;
+  torch/transformers are imported on first use (the ``train`` extra).
+
+``<think>...</think>`` blocks are removed from replies (reasoning models), as DySQL-Bench does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import unicodedata
+import urllib.error
+import urllib.request
+from typing import Any, Protocol, runtime_checkable
+
+Messages = list[dict[str, str]]
+
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+_RETRYABLE_HTTP = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class BackendError(RuntimeError):
+    """A backend could not produce a usable reply."""
+
+    def __init__(self, message: str, retryable: bool = True):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@runtime_checkable
+class ChatBackend(Protocol):
+    """What :class:`InstructionSimulator` needs from a backend."""
+
+    name: str
+
+    def cache_id(self) -> str:
+        """A string naming everything besides the messages and seed that shapes a reply."""
+        ...
+
+    def complete(self, messages: Messages, seed: int) -> str:
+        """One reply to ``messages`` (raises :class:`BackendError`)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def clean_reply(text: Any) -> str:
+    """Strip reasoning blocks and white space; raise :class:`BackendError` on garbage.
+
+    Garbage: not a string, empty after stripping, or mostly control/unassigned characters.
+    """
+    if not isinstance(text, str):
+        raise BackendError(f"reply content is {type(text).__name__}, not text")
+    out = _THINK.sub("", text)
+    if "<think>" in out:  # an unterminated reasoning block: keep what precedes it
+        out = out.split("<think>", 1)[0]
+    out = out.strip()
+    if not out:
+        raise BackendError("empty reply")
+    bad = sum(
+        1
+        for ch in out
+        if unicodedata.category(ch) in ("Cc", "Cn", "Co", "Cs") and ch not in "\n\t\r"
+    )
+    bad += out.count("\ufffd")
+    if bad > len(out) / 2:
+        raise BackendError("garbage reply (mostly control or invalid characters)")
+    return out
+
+
+class OpenAIChatBackend:
+    """Any OpenAI-compatible ``/chat/completions`` endpoint (see the module docstring).
+
+    ``base_url`` may be the server root (``http://host:8000``), the API root
+    (``http://host:8000/v1``) or the full ``.../chat/completions`` URL.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        *,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 512,
+        timeout_s: float = 30.0,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        extra_body: dict[str, Any] | None = None,
+    ):
+        if not model:
+            raise ValueError("OpenAIChatBackend needs a model name")
+        if timeout_s <= 0:
+            raise ValueError("timeout_s must be > 0")
+        self.model = model
+        self.url = self.endpoint(base_url)
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.max_tokens = int(max_tokens)
+        self.timeout_s = float(timeout_s)
+        self.api_key_env = api_key_env
+        self.extra_body = dict(extra_body or {})
+
+    @staticmethod
+    def endpoint(base_url: str) -> str:
+        url = base_url.rstrip("/")
+        if url.endswith("/chat/completions"):
+            return url
+        if re.search(r"/v\d+$", url):
+            return url + "/chat/completions"
+        return url + "/v1/chat/completions"
+
+    def cache_id(self) -> str:
+        return json.dumps(
+            [
+                "openai",
+                self.url,
+                self.model,
+                self.temperature,
+                self.top_p,
+                self.max_tokens,
+                self.extra_body,
+            ],
+            sort_keys=True,
+        )
+
+    def complete(self, messages: Messages, seed: int) -> str:
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": int(seed),
+            **self.extra_body,
+        }
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        req = urllib.request.Request(
+            self.url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            detail = ""
+            try:
+                detail = e.read(300).decode("utf-8", "replace")
+            except Exception:
+                pass
+            raise BackendError(
+                f"HTTP {e.code} from {self.url}: {detail.strip()[:200]}", e.code in _RETRYABLE_HTTP
+            ) from None
+        except TimeoutError:
+            raise BackendError(
+                f"request to {self.url} timed out after {self.timeout_s:g} s"
+            ) from None
+        except urllib.error.URLError as e:
+            reason = e.reason
+            if isinstance(reason, TimeoutError):
+                raise BackendError(
+                    f"request to {self.url} timed out after {self.timeout_s:g} s"
+                ) from None
+            raise BackendError(f"cannot reach {self.url}: {reason}") from None
+        except (ConnectionError, OSError) as e:
+            raise BackendError(f"connection to {self.url} failed: {e}") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            content = data["choices"][0]["message"]["content"]
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise BackendError(f"reply from {self.url} is not JSON") from None
+        except (KeyError, IndexError, TypeError):
+            raise BackendError(f"reply from {self.url} has no choices[0].message.content") from None
+        return clean_reply(content)
+
+    def close(self) -> None:
+        pass
+
+
+class TransformersChatBackend:
+    """A local transformers causal LM (``train`` extra; imported lazily).
+
+    ``model`` is a path or hub id, or an already loaded model (then pass ``tokenizer`` too).
+    Sampling is seeded per call (``torch.manual_seed(seed)`` inside a forked RNG state), so a
+    seed and a chat give the same reply on the same machine and library versions.
+    """
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        tokenizer: Any = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 256,
+        device: str | None = None,
+        dtype: str = "auto",
+    ):
+        self._model_ref = model
+        self._tokenizer = tokenizer
+        self._model: Any = None if isinstance(model, str) else model
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.max_tokens = int(max_tokens)
+        self.device = device
+        self.dtype = dtype
+        self._load_error: str | None = None
+
+    def cache_id(self) -> str:
+        ref = (
+            self._model_ref if isinstance(self._model_ref, str) else type(self._model_ref).__name__
+        )
+        return json.dumps(["hf", ref, self.temperature, self.top_p, self.max_tokens])
+
+    def _load(self) -> None:
+        if self._model is not None and self._tokenizer is not None:
+            return
+        if self._load_error:
+            raise BackendError(self._load_error, retryable=False)
+        try:
+            import torch  # noqa: F401  (the train extra)
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+        except ImportError as e:
+            self._load_error = f"the transformers backend needs the train extra ({e})"
+            raise BackendError(self._load_error, retryable=False) from None
+        try:
+            if self._tokenizer is None:
+                self._tokenizer = AutoTokenizer.from_pretrained(self._model_ref)
+            if self._model is None:
+                self._model = AutoModelForCausalLM.from_pretrained(
+                    self._model_ref, dtype=self.dtype
+                )
+                if self.device:
+                    self._model.to(self.device)
+                self._model.eval()
+        except Exception as e:
+            self._load_error = f"cannot load model {self._model_ref!r}: {type(e).__name__}: {e}"
+            raise BackendError(self._load_error, retryable=False) from None
+
+    def complete(self, messages: Messages, seed: int) -> str:
+        self._load()
+        import torch
+
+        tok, model = self._tokenizer, self._model
+        try:
+            ids = tok.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            ids = {k: v.to(model.device) for k, v in ids.items()}
+            sample = self.temperature > 0
+            kw: dict[str, Any] = {"max_new_tokens": self.max_tokens, "do_sample": sample}
+            if sample:
+                kw.update(temperature=self.temperature, top_p=self.top_p)
+            pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+            devices = [model.device.index or 0] if model.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=devices), torch.no_grad():
+                torch.manual_seed(int(seed))
+                out = model.generate(**ids, pad_token_id=pad, **kw)
+            text = tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+        except BackendError:
+            raise
+        except Exception as e:
+            raise BackendError(f"generation failed: {type(e).__name__}: {e}") from None
+        return clean_reply(text)
+
+    def close(self) -> None:
+        self._model = None if isinstance(self._model_ref, str) else self._model
+
+
+def make_backend(spec: str | ChatBackend | None, **kwargs: Any) -> ChatBackend | None:
+    """A backend from a spec; ``None``/``"offline"`` mean no model (the offline user).
+
+    Specs: ``"openai"`` (keywords ``model``, ``base_url``, ...), ``"openai:MODEL@URL"``,
+    ``"hf"`` (keyword ``model``), ``"hf:PATH_OR_ID"``, or a :class:`ChatBackend` instance.
+    Unknown keywords raise ``TypeError``; an unknown spec raises ``ValueError``.
+    """
+    if spec is None or (isinstance(spec, str) and spec.strip().lower() in ("", "offline", "none")):
+        return None
+    if not isinstance(spec, str):
+        if isinstance(spec, ChatBackend):
+            return spec
+        raise ValueError(f"backend must be a name or a ChatBackend, got {type(spec).__name__}")
+    kind, _, arg = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind in ("openai", "http", "vllm", "sglang"):
+        if arg:
+            model, _, url = arg.partition("@")
+            kwargs.setdefault("model", model)
+            if url:
+                kwargs.setdefault("base_url", url)
+        return OpenAIChatBackend(**kwargs)
+    if kind in ("hf", "transformers", "local"):
+        if arg:
+            kwargs.setdefault("model", arg)
+        return TransformersChatBackend(**kwargs)
+    raise ValueError(
+        f"unknown user-simulator backend {spec!r}: expected offline, openai[:MODEL@URL] or hf[:PATH]"
+    )
+
+
+__all__ = [
+    "BackendError",
+    "ChatBackend",
+    "Messages",
+    "OpenAIChatBackend",
+    "TransformersChatBackend",
+    "clean_reply",
+    "make_backend",
+]
