@@ -57,6 +57,10 @@ class ActionError(ValueError):
     """The action could not be understood; the message says why (shown to the agent)."""
 
 
+class NoActionFound(ActionError):
+    """Text with no action in it (no tool call, no action JSON, no SQL fence)."""
+
+
 @dataclass
 class Action:
     type: str
@@ -202,7 +206,7 @@ def _parse_text(text: str) -> Action:
     for lang, body in _FENCE.findall(text):
         if lang.lower() == "sql" and body.strip():
             return Action("execute", sql=body.strip())
-    raise ActionError(
+    raise NoActionFound(
         "could not find an action: reply with one tool call, e.g. "
         '<tool_call>{"name": "execute_sql", "arguments": {"sql": "SELECT ..."}}</tool_call>'
     )

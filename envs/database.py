@@ -523,7 +523,12 @@ class Session:
         if _first_word(sql) == "VACUUM":
             # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
             # would only say "cannot VACUUM from within a transaction".
-            return ExecResult(False, sql, error="VACUUM (and VACUUM INTO) is not allowed in an episode", error_kind="refused")
+            return ExecResult(
+                False,
+                sql,
+                error="VACUUM (and VACUUM INTO) is not allowed in an episode",
+                error_kind="refused",
+            )
         if len(sql) > self.limits.max_sql_chars:
             return ExecResult(
                 False,

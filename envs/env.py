@@ -47,7 +47,13 @@ from typing import Any
 import gymnasium as gym
 
 from clarisql.envs import gold
-from clarisql.envs.actions import ACTION_FORMAT_HELP, Action, ActionError, parse_action
+from clarisql.envs.actions import (
+    ACTION_FORMAT_HELP,
+    Action,
+    ActionError,
+    NoActionFound,
+    parse_action,
+)
 from clarisql.envs.database import DatabaseImage, ExecResult, Session, SessionLimits, get_image
 from clarisql.envs.digest import session_digest
 from clarisql.envs.hallucination import hallucinated_results, hallucination_rate
@@ -87,6 +93,10 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         limits: per-statement sandbox limits.
         max_rows_shown: rows of a result shown in the observation.
         task_ids: restrict sampling to these task ids.
+        plain_text: what a text action with no tool call in it means: ``"invalid"`` (an invalid
+            action) or ``"message"`` (a message to the user, i.e. a clarify action without
+            labels, as DySQL-Bench agents talk to the user in plain text); ``None``: the
+            suite's ``metadata["plain_text"]``, else ``"invalid"``.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -105,6 +115,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         max_rows_shown: int = 20,
         task_ids: list[str] | None = None,
         render_mode: str | None = None,
+        plain_text: str | None = None,
     ):
         self.suite = load_suite(suite, **dict(suite_kwargs or {}))
         # None: the suite's default (DySQL: 30 agent turns), else 20 turns / 5 clarifications.
@@ -114,6 +125,9 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             max_clarifications = int(self.suite.metadata.get("max_clarifications", 5))
         if max_turns < 1:
             raise ValueError("max_turns must be >= 1")
+        self.plain_text = plain_text or self.suite.metadata.get("plain_text", "invalid")
+        if self.plain_text not in ("invalid", "message"):
+            raise ValueError(f"plain_text must be 'invalid' or 'message', got {self.plain_text!r}")
         if task_ids is not None:
             self.suite = self.suite.subset(list(task_ids))
         if not self.suite.tasks:
@@ -247,6 +261,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         turn = TurnRecord(kind="invalid", valid=False)
         try:
             act = parse_action(raw)
+        except NoActionFound as e:
+            if self.plain_text == "message" and isinstance(raw, str):
+                act = Action("clarify", question=raw.strip())
+            else:
+                act = None
+                error = f"invalid action: {e}"
         except ActionError as e:
             act = None
             error = f"invalid action: {e}"

@@ -305,3 +305,19 @@ def test_render_modes(suite_file: Path, capsys: pytest.CaptureFixture[str]) -> N
     env.reset(options={"task_id": "read/from"})
     env.step({"type": "execute", "sql": "SELECT 1"})
     assert "Agent: [execute_sql] SELECT 1" in capsys.readouterr().out
+
+
+def test_plain_text_can_be_a_message_to_the_user(suite_file: Path) -> None:
+    env = make(suite_file)
+    env.reset(options={"task_id": "read/from"})
+    *_, info = env.step("Which year do you mean?")
+    assert info["error"].startswith("invalid action") and env.record.turns[-1].kind == "invalid"
+    env = make(suite_file, plain_text="message")
+    env.reset(options={"task_id": "read/from"})
+    obs, *_, info = env.step("Which year do you mean?")
+    assert info["error"] is None and env.record.turns[-1].kind == "clarify"
+    assert "2020" not in obs["last"]  # a message without labels earns nothing in Fixed mode
+    *_, info = env.step("<tool_call>{broken</tool_call>")  # a broken tool call stays invalid
+    assert info["error"].startswith("invalid action")
+    with pytest.raises(ValueError, match="plain_text"):
+        make(suite_file, plain_text="shout")

@@ -30,7 +30,8 @@ independent re-implementation of DySQL-Bench's own hash (sort every table) used 
 in tests and benchmarks.
 
 Suite metadata: ``simulator="instruction"`` (the environment's default user), ``max_turns=30``
-and ``max_clarifications=30`` (DySQL-Bench's 30 agent steps), ``data``, ``missing_databases``.
+and ``max_clarifications=30`` (DySQL-Bench's 30 agent steps), ``plain_text="message"`` (a reply
+with no tool call is a message to the user), ``data``, ``missing_databases``.
 """
 
 from __future__ import annotations
@@ -413,6 +414,7 @@ def dysql_suite(
         "simulator": "instruction",
         "max_turns": MAX_TURNS,
         "max_clarifications": MAX_TURNS,
+        "plain_text": "message",  # agents talk to the user in plain text, as in DySQL-Bench
         "data": str(folder),
         "databases": sorted(databases),
         "missing_databases": missing,
