@@ -84,13 +84,11 @@ def main() -> int:
         t0 = time.perf_counter()
         image_digest(image, cfg)  # fills the per-image table cache once
         fill_s = time.perf_counter() - t0
-        n_rows = sum(
-            image.reader().execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
-            for t in order
-            if image.reader()
-            .execute("SELECT 1 FROM sqlite_schema WHERE type='table' AND name=?", (t,))
-            .fetchone()
-        )
+        with image.reading() as master:
+            present = {r[0] for r in master.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+            n_rows = sum(
+                master.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in order if t in present
+            )
         tasks = [t for t in suite.tasks if t.db == name]
         cold, warm, up = [], [], []
         for t in tasks:

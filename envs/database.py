@@ -220,6 +220,7 @@ class DatabaseImage:
         #: identifies this content in caches (gold answers, digests, schema summaries)
         self.key = f"{self.path}|{st.st_size}|{st.st_mtime_ns}|{self.post_copy_sql!r}"
         self._lock = threading.Lock()
+        self._master_lock = threading.RLock()
         src = apsw.Connection(
             f"file:{self.path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
         )
@@ -263,12 +264,18 @@ class DatabaseImage:
         _configure(conn)
         return conn
 
-    def reader(self) -> apsw.Connection:
-        """The trusted in-memory master (for digests and gold answers); never write to it."""
-        return self._master
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[apsw.Connection]:
+        """The trusted in-memory master (for digests and schema reads), held for this thread.
+
+        Never write to it. apsw refuses concurrent use of one connection from two threads, so
+        every use of the master goes through this lock.
+        """
+        with self._master_lock:
+            yield self._master
 
     def _fill(self, conn: apsw.Connection) -> None:
-        with conn.backup("main", self._master, "main") as b:
+        with self._master_lock, conn.backup("main", self._master, "main") as b:
             b.step(-1)
 
     def _copy(self) -> apsw.Connection:

@@ -145,14 +145,16 @@ def image_table_digest(image: DatabaseImage, table: str, config: DigestConfig) -
     cache = _image_table_digests(image, config)
     d = cache.get(table)
     if d is None:
-        d = cache[table] = table_digest(image.reader(), table, config)
+        with image.reading() as master:
+            d = cache[table] = table_digest(master, table, config)
     return d
 
 
 def image_digest(image: DatabaseImage, config: DigestConfig | None = None) -> str:
     """Digest of the untouched image (cached per table)."""
     config = config or DigestConfig()
-    tables = _ordered(list_tables(image.reader()), config)
+    with image.reading() as master:
+        tables = _ordered(list_tables(master), config)
     return combine({t: image_table_digest(image, t, config) for t in tables}, config)
 
 
@@ -165,17 +167,21 @@ def session_digest(session: Session, config: DigestConfig | None = None) -> str:
     config = config or DigestConfig()
     digests: dict[str, TableDigest] = {}
     with session.trusted() as conn:
-        source = conn if session.schema_changed else session.image.reader()
-        for t in _ordered(list_tables(source), config):
-            if session.is_dirty(t) or session.schema_changed and not _in_image(session.image, t):
+        if session.schema_changed:
+            source_tables = list_tables(conn)
+        else:
+            with session.image.reading() as master:
+                source_tables = list_tables(master)
+        image_tables = None
+        if session.schema_changed:
+            with session.image.reading() as master:
+                image_tables = set(list_tables(master))
+        for t in _ordered(source_tables, config):
+            if session.is_dirty(t) or (image_tables is not None and t not in image_tables):
                 digests[t] = table_digest(conn, t, config)
             else:
                 digests[t] = image_table_digest(session.image, t, config)
     return combine(digests, config)
-
-
-def _in_image(image: DatabaseImage, table: str) -> bool:
-    return table in set(list_tables(image.reader()))
 
 
 def sorted_state_hash(conn: apsw.Connection, config: DigestConfig | None = None) -> str:

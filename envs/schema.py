@@ -19,20 +19,22 @@ def schema_summary(image: DatabaseImage, description: str | None = None) -> str:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    conn = image.reader()
-    lines = []
-    objs = conn.execute(
-        "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') "
-        "AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
-    ).fetchall()
-    for name, typ in objs:
-        try:
-            cols = conn.execute("SELECT name, type FROM pragma_table_info(?)", (name,)).fetchall()
-        except apsw.Error as e:  # a view SQLite cannot compile (e.g. MySQL syntax in pagila)
-            lines.append(f"VIEW {name}(unusable: {e})")
-            continue
-        body = ", ".join(f"{c} {t}".strip() for c, t in cols)
-        lines.append(f"{'VIEW ' if typ == 'view' else ''}{name}({body})")
+    with image.reading() as conn:
+        lines = []
+        objs = conn.execute(
+            "SELECT name, type FROM sqlite_schema WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
+        ).fetchall()
+        for name, typ in objs:
+            try:
+                cols = conn.execute(
+                    "SELECT name, type FROM pragma_table_info(?)", (name,)
+                ).fetchall()
+            except apsw.Error as e:  # a view SQLite cannot compile (e.g. MySQL syntax in pagila)
+                lines.append(f"VIEW {name}(unusable: {e})")
+                continue
+            body = ", ".join(f"{c} {t}".strip() for c, t in cols)
+            lines.append(f"{'VIEW ' if typ == 'view' else ''}{name}({body})")
     text = ("Database tables:\n" if lines else "The database has no tables.\n") + "\n".join(lines)
     if description:
         text = description.strip() + "\n\n" + text

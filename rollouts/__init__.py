@@ -1,0 +1,29 @@
+"""Rollouts: run policies on suites (parallel, resumable), score them, report, compare rewards.
+
+- :mod:`~clarisql.rollouts.episode`: one episode (:func:`run_episode`), lockstep batches.
+- :mod:`~clarisql.rollouts.runner`: :func:`run_eval`, N tasks × k trials into a run folder.
+- :mod:`~clarisql.rollouts.store`: the crash-safe ``trajectories.jsonl``.
+- :mod:`~clarisql.rollouts.metrics`: Pass@k/Pass^k, φ_c, ECR, detection, table F1, ...
+- :mod:`~clarisql.rollouts.report`: ``metrics.json``, ``report.md``, plots, ablations.
+- :mod:`~clarisql.rollouts.view`: reading trajectories (terminal, HTML).
+- :mod:`~clarisql.rollouts.commands`: the ``eval``/``view``/``rescore``/``ablate`` CLI.
+"""
+
+from clarisql.rollouts.episode import EpisodeResult, run_episode, run_episode_batch
+from clarisql.rollouts.metrics import compute_metrics, rescore, summary_metrics
+from clarisql.rollouts.runner import RunConfig, RunConfigError, RunOutcome, run_eval
+from clarisql.rollouts.store import read_trajectories
+
+__all__ = [
+    "EpisodeResult",
+    "RunConfig",
+    "RunConfigError",
+    "RunOutcome",
+    "compute_metrics",
+    "read_trajectories",
+    "rescore",
+    "run_episode",
+    "run_episode_batch",
+    "run_eval",
+    "summary_metrics",
+]

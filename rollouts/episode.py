@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,38 +129,59 @@ def final_sql_of(turns: list[dict[str, Any]]) -> str | None:
     return last_rows
 
 
-def run_episode(
-    env: ClarifySQLEnv,
-    policy: Policy,
-    task_id: str,
-    seed: int | None = None,
-    trial: int = 0,
-    policy_seed: int | None = None,
-) -> EpisodeResult:
-    """Reset ``env`` on ``task_id``, let ``policy`` act until the episode ends, return the result.
+class EpisodeStepper:
+    """One episode driven from outside: :meth:`start`, then :meth:`step` with each action.
 
-    ``seed`` seeds the env (and through it the user simulator); ``policy_seed``, when given,
-    re-seeds the policy first (:func:`seed_policy`).
+    :func:`run_episode` and :func:`run_episode_batch` are built on it; it records every turn
+    the same way for both.
     """
-    t0 = time.perf_counter()
-    seed_policy(policy, policy_seed)
-    obs, info = env.reset(seed=seed, options={"task_id": task_id})
-    task = env.task
-    assert task is not None
-    opening = obs["last"]
-    tp = time.perf_counter()
-    policy.reset(obs, info, task if policy.privileged else None)
-    policy_s = time.perf_counter() - tp
-    turns: list[dict[str, Any]] = []
-    total = 0.0
-    while True:
+
+    def __init__(
+        self,
+        env: ClarifySQLEnv,
+        task_id: str,
+        seed: int | None = None,
+        trial: int = 0,
+        policy_seed: int | None = None,
+        env_lock: AbstractContextManager[Any] | None = None,
+    ):
+        self._env_lock = env_lock if env_lock is not None else nullcontext()
+        self.env, self.task_id, self.seed, self.trial, self.policy_seed = (
+            env,
+            task_id,
+            seed,
+            trial,
+            policy_seed,
+        )
+        self.turns: list[dict[str, Any]] = []
+        self.total = 0.0
+        self.policy_s = 0.0
+        self.done = False
+        self.obs: dict[str, Any] = {}
+        self.info: dict[str, Any] = {}
+
+    def start(self, policy: Policy, *, reseed: bool = True) -> None:
+        """Reset the env on the task and the policy on the opening observation."""
+        self.t0 = time.perf_counter()
+        if reseed:
+            seed_policy(policy, self.policy_seed)
+        with self._env_lock:
+            self.obs, self.info = self.env.reset(seed=self.seed, options={"task_id": self.task_id})
+        self.task = self.env.task
+        assert self.task is not None
+        self.opening = self.obs["last"]
         tp = time.perf_counter()
-        action = policy.act(obs, info)
-        policy_s += time.perf_counter() - tp
-        obs, reward, terminated, truncated, info = env.step(action)
-        total += reward
+        policy.reset(self.obs, self.info, self.task if policy.privileged else None)
+        self.policy_s += time.perf_counter() - tp
+
+    def step(self, action: Any, policy_s: float = 0.0) -> bool:
+        """Apply the policy's action (which took ``policy_s`` seconds); True when the episode ended."""
+        self.policy_s += policy_s
+        with self._env_lock:
+            obs, reward, terminated, truncated, info = self.env.step(action)
+        self.total += reward
         parsed = info.get("action")
-        turns.append(
+        self.turns.append(
             {
                 "action": parsed
                 if parsed is not None
@@ -170,22 +193,112 @@ def run_episode(
                 "error": info.get("error"),
             }
         )
-        if terminated or truncated:
-            break
-    summary = info.get("episode") or {}
-    return EpisodeResult(
-        task_id,
-        task.category,
-        total,
-        bool(summary.get("correct")),
-        summary,
-        turns,
-        seed,
-        trial,
-        time.perf_counter() - t0,
-        policy_s,
-        opening=opening,
-        final_sql=final_sql_of(turns),
-        policy_seed=policy_seed,
-        gold=gold_view(task),
-    )
+        self.obs, self.info = obs, info
+        self.done = bool(terminated or truncated)
+        return self.done
+
+    def result(self) -> EpisodeResult:
+        summary = self.info.get("episode") or {}
+        return EpisodeResult(
+            self.task_id,
+            self.task.category,
+            self.total,
+            bool(summary.get("correct")),
+            summary,
+            self.turns,
+            self.seed,
+            self.trial,
+            time.perf_counter() - self.t0,
+            self.policy_s,
+            opening=self.opening,
+            final_sql=final_sql_of(self.turns),
+            policy_seed=self.policy_seed,
+            gold=gold_view(self.task),
+        )
+
+
+def run_episode(
+    env: ClarifySQLEnv,
+    policy: Policy,
+    task_id: str,
+    seed: int | None = None,
+    trial: int = 0,
+    policy_seed: int | None = None,
+    env_lock: AbstractContextManager[Any] | None = None,
+) -> EpisodeResult:
+    """Reset ``env`` on ``task_id``, let ``policy`` act until the episode ends, return the result.
+
+    ``seed`` seeds the env (and through it the user simulator); ``policy_seed``, when given,
+    re-seeds the policy first (:func:`seed_policy`). ``env_lock``, when given, is held around
+    every ``env.reset``/``env.step`` (not around the policy), for threads sharing a process.
+    """
+    ep = EpisodeStepper(env, task_id, seed, trial, policy_seed, env_lock)
+    ep.start(policy)
+    while True:
+        tp = time.perf_counter()
+        action = policy.act(ep.obs, ep.info)
+        if ep.step(action, time.perf_counter() - tp):
+            return ep.result()
+
+
+def batch_info(env: ClarifySQLEnv, info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` plus the episode's chat so far (``messages``), which step infos do not carry."""
+    return {**info, "messages": env.messages}
+
+
+def run_episode_batch(
+    envs: Sequence[ClarifySQLEnv],
+    policy: Policy,
+    episodes: Iterable[tuple[str, int | None, int, int | None]],
+    on_result: Callable[[EpisodeResult | tuple[tuple[str, int], BaseException]], None],
+) -> None:
+    """Run episodes in lockstep on ``len(envs)`` environments with one batched policy.
+
+    ``episodes`` yields ``(task_id, seed, trial, policy_seed)``; each free env takes the next
+    one as soon as its episode ends (continuous batching). Every round calls
+    ``policy.act_batch`` once for all running episodes, each ``info`` carrying that episode's
+    ``messages`` (:func:`batch_info`), as the policy contract for ``act_batch`` (independent
+    episodes) requires. The policy is not re-seeded per episode (one generator serves the whole
+    batch), so sampled runs are reproducible only as a whole. ``on_result`` gets each finished
+    :class:`EpisodeResult`, or ``((task_id, trial), exception)`` for the episodes running when
+    the policy raised (they are dropped; the others go on).
+    """
+    queue = iter(episodes)
+    slots: list[EpisodeStepper | None] = [None] * len(envs)
+    exhausted = False
+    while True:
+        for i, env in enumerate(envs):
+            while slots[i] is None and not exhausted:
+                nxt = next(queue, None)
+                if nxt is None:
+                    exhausted = True
+                    break
+                tid, seed, trial, pseed = nxt
+                ep = EpisodeStepper(env, tid, seed, trial, pseed)
+                try:
+                    ep.start(policy, reseed=False)
+                    slots[i] = ep
+                except Exception as e:  # reported per episode, like a policy failure
+                    on_result(((tid, trial), e))
+        active = [(i, ep) for i, ep in enumerate(slots) if ep is not None]
+        if not active:
+            return
+        tp = time.perf_counter()
+        try:
+            actions = policy.act_batch(
+                [ep.obs for _, ep in active], [batch_info(envs[i], ep.info) for i, ep in active]
+            )
+            if len(actions) != len(active):
+                raise RuntimeError(
+                    f"act_batch returned {len(actions)} actions for {len(active)} episodes"
+                )
+        except Exception as e:
+            for i, ep in active:
+                on_result(((ep.task_id, ep.trial), e))
+                slots[i] = None
+            continue
+        share = (time.perf_counter() - tp) / len(active)
+        for (i, ep), action in zip(active, actions):
+            if ep.step(action, share):
+                slots[i] = None
+                on_result(ep.result())

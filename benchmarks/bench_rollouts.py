@@ -1,0 +1,184 @@
+"""Rollout throughput: scripted-policy episodes per second, and the runner's overhead.
+
+Side by side, on the same tasks:
+- ``bare, first pass``: the plain loop below on cold caches (gold answers computed, database
+  images loaded: what every fresh worker process pays once per task);
+- ``bare``: a plain loop calling ``env.reset``/``policy.act``/``env.step`` (no trajectory, no file);
+- ``run_episode``: the same through :func:`clarisql.rollouts.episode.run_episode` (builds the
+  trajectory line, in memory);
+- ``runner w=1``: :func:`clarisql.rollouts.runner.run_eval`, one process (streams the
+  trajectory file, progress bar off, reports off);
+- ``runner w=2``: two spawned worker processes (their start-up and suite loading included).
+
+For the runner, start-up (time to the first finished episode: suite loading, process spawn) and
+steady-state episodes per second (after the first episode) are reported too.
+Every measurement is repeated (``--repeat``) after one unmeasured warm-up pass (gold answers and
+database images cached in this process), and the best time is kept. Prints a table and writes
+JSON to ``benchmarks/out/``.
+
+    python benchmarks/bench_rollouts.py [--suite builtin] [--policy oracle] [--episodes 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.suites import load_suite
+from clarisql.policies import make_policy
+from clarisql.rollouts.episode import run_episode
+from clarisql.rollouts.runner import RunConfig, run_eval
+
+
+def bare_loop(env: ClarifySQLEnv, policy, task_ids: list[str]) -> int:
+    steps = 0
+    for i, tid in enumerate(task_ids):
+        obs, info = env.reset(seed=i, options={"task_id": tid})
+        policy.reset(obs, info, env.task if policy.privileged else None)
+        done = False
+        while not done:
+            obs, _, term, trunc, info = env.step(policy.act(obs, info))
+            steps += 1
+            done = term or trunc
+    return steps
+
+
+def episode_loop(env: ClarifySQLEnv, policy, task_ids: list[str]) -> int:
+    return sum(len(run_episode(env, policy, tid, seed=i).turns) for i, tid in enumerate(task_ids))
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def time_runner(
+    args: argparse.Namespace, out: Path, workers: int, n: int
+) -> tuple[float, float, float]:
+    """(wall seconds, start-up seconds, steady-state episodes/s) of one runner pass."""
+    marks: list[float] = []
+    cfg = RunConfig(
+        suite=args.suite, policy=args.policy, max_episodes=args.episodes, trials=args.trials
+    )
+    t0 = time.perf_counter()
+    o = run_eval(
+        cfg,
+        out,
+        workers=workers,
+        progress=False,
+        write_reports=False,
+        on_result=lambda r: marks.append(time.perf_counter()),
+    )
+    wall = time.perf_counter() - t0
+    assert o.complete and o.n_done == n, o
+    # start-up (suite loading, process spawn) = time to the first finished episode
+    steady = (n - 1) / (marks[-1] - marks[0]) if n > 1 and marks[-1] > marks[0] else float("nan")
+    return wall, marks[0] - t0, steady
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--suite", default="builtin", help="builtin or a .jsonl task file (default builtin)"
+    )
+    ap.add_argument("--policy", default="oracle")
+    ap.add_argument("--episodes", type=int, default=300, help="tasks per measurement")
+    ap.add_argument("--trials", type=int, default=1, help="trials per task")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "out"))
+    args = ap.parse_args(argv)
+
+    try:
+        suite = load_suite(args.suite)
+    except (ModuleNotFoundError, FileNotFoundError, KeyError, ValueError) as e:
+        print(f"bench_rollouts: cannot load suite {args.suite!r}: {e}", file=sys.stderr)
+        return 2
+    task_ids = [t.id for t in suite.tasks[: args.episodes] for _ in range(args.trials)]
+    n = len(task_ids)
+    env = ClarifySQLEnv(suite)
+    policy = make_policy(args.policy)
+    t0 = time.perf_counter()
+    steps = bare_loop(env, policy, task_ids)  # warm-up: images, gold answers, schema summaries
+    cold = time.perf_counter() - t0
+    results: dict[str, dict[str, float]] = {
+        "bare loop, first pass (cold caches)": {"seconds": cold, "episodes_per_s": n / cold}
+    }
+
+    t = best_of(lambda: bare_loop(env, policy, task_ids), args.repeat)
+    results["bare env.step loop"] = {"seconds": t, "episodes_per_s": n / t}
+    t = best_of(lambda: episode_loop(env, policy, task_ids), args.repeat)
+    results["run_episode loop"] = {"seconds": t, "episodes_per_s": n / t}
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_rollouts_"))
+    try:
+        for workers in (1, 2):
+            runs = [
+                time_runner(args, tmp / f"w{workers}_{i}", workers, n) for i in range(args.repeat)
+            ]
+            results[f"runner workers={workers}"] = {
+                "seconds": min(r[0] for r in runs),
+                "episodes_per_s": n / min(r[0] for r in runs),
+                "startup_s": min(r[1] for r in runs),
+                "steady_episodes_per_s": max(r[2] for r in runs),
+            }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    env.close()
+
+    bare = results["bare env.step loop"]["seconds"]
+    for r in results.values():
+        r["overhead_vs_bare_pct"] = 100.0 * (r["seconds"] - bare) / bare
+    report = {
+        "benchmark": "bench_rollouts",
+        "suite": args.suite,
+        "policy": args.policy,
+        "episodes": n,
+        "trials": args.trials,
+        "steps_per_pass": steps,
+        "repeat": args.repeat,
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "results": results,
+    }
+    print(
+        f"suite {args.suite}, policy {args.policy}, {n} episodes ({args.trials} trial(s) per task) ({steps} steps), best of {args.repeat}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'measurement':<38}{'seconds':>10}{'episodes/s':>13}{'vs bare':>10}{'start-up s':>12}{'steady ep/s':>13}"
+    )
+    for name, r in results.items():
+        extra = (
+            f"{r['startup_s']:>12.3f}{r['steady_episodes_per_s']:>13.1f}"
+            if "startup_s" in r
+            else ""
+        )
+        print(
+            f"{name:<38}{r['seconds']:>10.3f}{r['episodes_per_s']:>13.1f}{r['overhead_vs_bare_pct']:>+9.1f}%{extra}"
+        )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"bench_rollouts_{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,443 @@
+"""CLI subcommands of the rollout layer: ``eval``, ``view``, ``rescore``, ``ablate``.
+
+``add_commands(subparsers)`` registers them on the ``clarisql`` parser (see :mod:`clarisql.cli`).
+Every handler returns an exit status: 0 on success, 1 when a run finished with failed episodes
+(re-run the same command to retry them), 2 for an error the user can fix (missing file, bad
+spec, a different run in ``--out``, unreachable endpoint), printed as one line.
+
+    clarisql eval --suite SUITE --policy POLICY [--trials K] [--workers W] [--max-episodes N]
+                  [--rewards SPEC] [--data DIR] [--db NAME] [--tasks-file FILE] --out DIR
+    clarisql view DIR [--task ID] [--category C] [--failed] [--limit N] [--html FILE]
+    clarisql rescore DIR --rewards SPEC.yaml [SPEC2.yaml ...]
+    clarisql ablate --out DIR --rewards SPEC ... (--runs RUN_DIR ... | --suite SUITE --policies P ...)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+RUN_POLICY_OPTIONS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "api_key_env",
+    "timeout_s",
+    "max_retries",
+    "tools",
+)
+
+
+def _fail(cmd: str, msg: Any) -> int:
+    print(f"clarisql {cmd}: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _guard(
+    cmd: str, fn: Callable[[argparse.Namespace], int]
+) -> Callable[[argparse.Namespace], int]:
+    """Turn the errors a user can fix into one line and exit status 2."""
+    from clarisql.policies.openai_compat import EndpointError
+    from clarisql.rollouts.store import TrajectoryFileError
+
+    def handler(args: argparse.Namespace) -> int:
+        import os
+
+        try:
+            return fn(args)
+        except (
+            EndpointError,
+            TrajectoryFileError,
+            FileNotFoundError,
+            ValueError,
+            KeyError,
+            OSError,
+        ) as e:
+            if os.environ.get("CLARISQL_DEBUG"):
+                raise
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+            return _fail(cmd, msg)
+
+    return handler
+
+
+# --- shared options --------------------------------------------------------------------------
+def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
+    p.add_argument("--suite", required=single_policy, help="builtin, dysql, or a .jsonl task file")
+    if single_policy:
+        p.add_argument(
+            "--policy",
+            required=True,
+            help="policy spec: oracle, naive, abstain-all, random:SEED, "
+            "replay, script:FILE, hf:PATH, openai:MODEL@URL, ...",
+        )
+    p.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="episodes in flight per process, on threads (default 1; 8 for openai: policies)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=1,
+        help="episodes in lockstep with one batched policy (hf:), in this process (default 1)",
+    )
+    p.add_argument(
+        "--max-episodes", type=int, default=None, help="only N tasks (the first N; see --sample)"
+    )
+    p.add_argument(
+        "--sample",
+        action="store_true",
+        help="with --max-episodes: a seeded random sample of N tasks",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="run seed; episode seeds derive from (seed, task, trial)",
+    )
+    p.add_argument("--data", default=None, help="suite data folder (dysql: the DySQL-Bench folder)")
+    p.add_argument("--db", default=None, help="suite database name (dysql: one database)")
+    p.add_argument("--tasks-file", default=None, help="suite task file (dysql)")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        default=None,
+        help="actions per episode (default: the suite's, else 20)",
+    )
+    p.add_argument(
+        "--max-clarifications", type=int, default=None, help="default: the suite's, else 5"
+    )
+    p.add_argument("--simulator", default=None, help="user simulator (default: the suite's choice)")
+    p.add_argument(
+        "--max-errors",
+        type=int,
+        default=20,
+        help="stop after this many failed episodes (default 20)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g = p.add_argument_group("model policy options (openai:, hf:)")
+    g.add_argument("--temperature", type=float, default=None)
+    g.add_argument("--top-p", type=float, default=None)
+    g.add_argument("--max-tokens", type=int, default=None)
+    g.add_argument(
+        "--api-key-env",
+        default=None,
+        help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    g.add_argument(
+        "--request-timeout", dest="timeout_s", type=float, default=None, help="seconds per request"
+    )
+    g.add_argument(
+        "--retries", dest="max_retries", type=int, default=None, help="retries per request"
+    )
+    g.add_argument(
+        "--tools", action="store_true", default=None, help="openai: use function calling"
+    )
+    g.add_argument(
+        "--policy-arg",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other policy keyword (VALUE parsed as JSON when it can be)",
+    )
+
+
+def _suite_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kw = {}
+    for name in ("data", "db", "tasks_file"):
+        v = getattr(args, name, None)
+        if v is not None:
+            kw[name] = v
+    return kw
+
+
+def _policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    kw: dict[str, Any] = {
+        k: getattr(args, k) for k in RUN_POLICY_OPTIONS if getattr(args, k, None) is not None
+    }
+    for item in args.policy_arg:
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--policy-arg {item!r}: expected KEY=VALUE")
+        try:
+            kw[key.strip().replace("-", "_")] = json.loads(val)
+        except json.JSONDecodeError:
+            kw[key.strip().replace("-", "_")] = val
+    return kw
+
+
+def _config(args: argparse.Namespace, policy: str, reward: Any) -> Any:
+    from clarisql.rollouts.runner import RunConfig
+
+    return RunConfig(
+        suite=args.suite,
+        policy=policy,
+        suite_kwargs=_suite_kwargs(args),
+        policy_kwargs=_policy_kwargs(args),
+        reward=reward,
+        trials=args.trials,
+        max_episodes=args.max_episodes,
+        sample=args.sample,
+        seed=args.seed,
+        max_turns=args.max_turns,
+        max_clarifications=args.max_clarifications,
+        simulator=args.simulator,
+    )
+
+
+def _run(config: Any, out: Path, args: argparse.Namespace) -> Any:
+    from clarisql.rollouts.runner import run_eval
+
+    return run_eval(
+        config,
+        out,
+        workers=args.workers,
+        concurrency=args.concurrency,
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+        max_errors=args.max_errors,
+    )
+
+
+def _outcome_line(o: Any) -> str:
+    m = o.metrics
+    head = f"{o.n_done}/{o.n_planned} episodes ({o.n_new} new) in {o.elapsed_s:.1f}s"
+    if m:
+        head += "  " + "  ".join(
+            f"{k} {m[k]:.3f}"
+            for k in ("pass@1", "phi_10", "ecr")
+            if isinstance(m.get(k), (int, float))
+        )
+    return head
+
+
+# --- eval ------------------------------------------------------------------------------------
+def _eval(args: argparse.Namespace) -> int:
+    o = _run(_config(args, args.policy, args.rewards), Path(args.out), args)
+    print(_outcome_line(o))
+    print(
+        f"wrote {o.out_dir / 'trajectories.jsonl'}"
+        + (f", {o.out_dir / 'metrics.json'}, {o.out_dir / 'report.md'}" if o.metrics else "")
+    )
+    if o.aborted:
+        print(f"clarisql eval: stopped: {o.aborted}", file=sys.stderr)
+    if o.n_errors:
+        print(
+            f"clarisql eval: {o.n_errors} episode(s) failed (see {o.out_dir / 'errors.jsonl'}); "
+            "run the same command again to retry them",
+            file=sys.stderr,
+        )
+    return 0 if o.complete else 1
+
+
+# --- view --------------------------------------------------------------------------------------
+def _view(args: argparse.Namespace) -> int:
+    from clarisql.rollouts.view import export_html, view_run
+
+    d = Path(args.dir)
+    if not (d / "trajectories.jsonl").is_file():
+        raise FileNotFoundError(f"{d} is not a run folder (no trajectories.jsonl)")
+    filters = {
+        "task": args.task,
+        "category": args.category,
+        "failed": args.failed,
+        "trial": args.trial,
+    }
+    if args.html:
+        n = export_html(d, args.html, limit=args.limit, **filters)
+        print(f"wrote {n} episode(s) to {args.html}")
+    else:
+        view_run(d, limit=args.limit if args.limit is not None else 20, **filters)
+    return 0
+
+
+# --- rescore -------------------------------------------------------------------------------------
+def _rescore(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from clarisql.rewards import load_reward_spec
+    from clarisql.rollouts.metrics import rescore
+    from clarisql.rollouts.report import _write_text, md_table
+    from clarisql.rollouts.store import read_trajectories
+
+    d = Path(args.dir)
+    lines = read_trajectories(d / "trajectories.jsonl")
+    specs = [load_reward_spec(s) for s in args.rewards]
+    results = [rescore(lines, s) for s in specs]
+    cats = sorted({c for r in results for c in r["by_category"]})
+    comps = sorted({c for r in results for c in r["reward_components"]})
+    table = Table(title=f"{d}: {len(lines)} episodes re-scored")
+    for col in ["spec", "mean reward", *comps, *cats]:
+        table.add_column(col, justify="left" if col == "spec" else "right")
+    rows = []
+    for r in results:
+        row = [
+            r["spec"],
+            r["reward_mean"],
+            *(r["reward_components"].get(c, 0.0) for c in comps),
+            *(r["by_category"].get(c) for c in cats),
+        ]
+        rows.append(row)
+        table.add_row(*[v if isinstance(v, str) else "–" if v is None else f"{v:.3f}" for v in row])
+    Console().print(table)
+    if not args.no_write:
+        out = Path(args.out) if args.out else d / "rescore.json"
+        for r in results:
+            r.pop("by_task", None)
+        _write_text(out, json.dumps({"run": str(d), "results": results}, indent=2) + "\n")
+        _write_text(
+            out.with_suffix(".md"),
+            f"# Re-scored {d} ({len(lines)} episodes)\n\n"
+            + md_table(["spec", "mean reward", *comps, *cats], rows)
+            + "\n",
+        )
+        print(f"wrote {out} and {out.with_suffix('.md')}")
+    return 0
+
+
+# --- ablate --------------------------------------------------------------------------------------
+def policy_slug(spec: str) -> str:
+    """A folder name for a policy spec (readable part plus a short hash when characters were lost)."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")[:60] or "policy"
+    if slug != spec:
+        slug += "-" + hashlib.sha256(spec.encode()).hexdigest()[:6]
+    return slug
+
+
+def _ablate(args: argparse.Namespace) -> int:
+    from clarisql.rewards import load_reward_spec
+    from clarisql.rewards.spec import preset_dir
+    from clarisql.rollouts.report import write_ablation
+    from clarisql.rollouts.store import read_trajectories
+
+    out = Path(args.out)
+    spec_args = args.rewards or sorted(p.stem for p in preset_dir().glob("*.yaml"))
+    specs = [load_reward_spec(s) for s in spec_args]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"reward specs need distinct names, got {names}")
+    run_dirs: dict[str, Path] = {}
+    status = 0
+    if args.runs:
+        if args.policies:
+            raise ValueError(
+                "give either --runs (re-score existing runs) or --policies (run them), not both"
+            )
+        for r in args.runs:
+            d = Path(r)
+            try:
+                pol = json.loads((d / "run.json").read_text(encoding="utf-8"))["config"]["policy"]
+            except (OSError, ValueError, KeyError):
+                raise FileNotFoundError(f"{d} is not a run folder (no readable run.json)") from None
+            if pol in run_dirs:
+                pol = f"{pol} ({d.name})"
+            run_dirs[pol] = d
+    else:
+        if not args.policies or not args.suite:
+            raise ValueError("ablate needs --runs RUN_DIR ..., or --suite and --policies to run")
+        for pol in args.policies:
+            d = out / "runs" / policy_slug(pol)
+            print(f"== {pol} -> {d}")
+            o = _run(_config(args, pol, spec_args[0]), d, args)
+            print(_outcome_line(o))
+            if not o.complete:
+                status = 1
+                print(
+                    f"clarisql ablate: {pol}: {o.n_errors} episode(s) failed; re-run to retry",
+                    file=sys.stderr,
+                )
+            run_dirs[pol] = d
+    runs = {pol: read_trajectories(d / "trajectories.jsonl") for pol, d in run_dirs.items()}
+    rep = write_ablation(out, runs, specs)
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"mean episode reward on {rep['n_common_tasks']} shared tasks")
+    t.add_column("spec")
+    for p in rep["policies"]:
+        t.add_column(p, justify="right")
+    for s in rep["specs"]:
+        t.add_row(
+            s,
+            *[
+                "–" if rep["scores"][s].get(p) is None else f"{rep['scores'][s][p]:.3f}"
+                for p in rep["policies"]
+            ],
+        )
+    Console().print(t)
+    for f in rep["integrity"]:
+        if f["flagged"]:
+            print(
+                f"INTEGRITY: under {f['spec']!r}, {f['degenerate']} scores {f['score']:.3f} >= "
+                f"{f['honest_policy']} {f['honest_score']:.3f}"
+            )
+    print(
+        f"wrote {out / 'ablation.md'}, {out / 'ablation.json'}"
+        + (f", {out / 'ablation.png'}" if rep.get("plot") else "")
+    )
+    return status
+
+
+def add_commands(subparsers: Any) -> None:
+    """Register ``eval``, ``view``, ``rescore`` and ``ablate``."""
+    p = subparsers.add_parser(
+        "eval", help="run a policy on a suite (parallel, resumable) and write reports"
+    )
+    _add_run_options(p, single_policy=True)
+    p.add_argument(
+        "--rewards",
+        default="default",
+        help="reward spec: preset name or YAML path (default: default)",
+    )
+    p.add_argument("--out", required=True, help="run folder (re-run the same command to resume)")
+    p.set_defaults(func=_guard("eval", _eval))
+
+    p = subparsers.add_parser("view", help="read a run's trajectories in the terminal or as HTML")
+    p.add_argument("dir", help="run folder")
+    p.add_argument("--task", default=None, help="task id (or part of one)")
+    p.add_argument("--category", default=None)
+    p.add_argument("--trial", type=int, default=None)
+    p.add_argument("--failed", action="store_true", help="only episodes that were not correct")
+    p.add_argument(
+        "--limit", type=int, default=None, help="episodes to show (terminal default 20, HTML all)"
+    )
+    p.add_argument("--html", default=None, metavar="FILE", help="write a static HTML page instead")
+    p.set_defaults(func=_guard("view", _view))
+
+    p = subparsers.add_parser(
+        "rescore", help="re-score a saved run under other reward specs (no re-run)"
+    )
+    p.add_argument("dir", help="run folder")
+    p.add_argument(
+        "--rewards", nargs="+", required=True, help="reward specs: YAML paths or preset names"
+    )
+    p.add_argument(
+        "--out", default=None, help="JSON file to write (default DIR/rescore.json, plus .md)"
+    )
+    p.add_argument("--no-write", action="store_true", help="only print the table")
+    p.set_defaults(func=_guard("rescore", _rescore))
+
+    p = subparsers.add_parser(
+        "ablate", help="policies × reward specs: one comparison table, chart and integrity check"
+    )
+    p.add_argument("--out", required=True, help="ablation folder (runs go to OUT/runs/<policy>)")
+    p.add_argument(
+        "--rewards", nargs="+", default=None, help="reward specs (default: every preset)"
+    )
+    p.add_argument(
+        "--runs", nargs="+", default=None, help="existing run folders to re-score (no running)"
+    )
+    p.add_argument("--policies", nargs="+", default=None, help="policies to run (with --suite)")
+    _add_run_options(p, single_policy=False)
+    p.set_defaults(func=_guard("ablate", _ablate))

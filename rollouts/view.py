@@ -1,0 +1,202 @@
+"""Reading saved trajectories: in the terminal (rich) and as one static HTML page.
+
+The HTML page is rich's own export of the same rendering (``Console(record=True).export_html``),
+so both views always agree and the page needs no server, script or network.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.markup import escape
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from clarisql.rollouts.store import read_trajectories
+
+MAX_OBS_CHARS = 1500
+
+
+def select_lines(
+    lines: Sequence[Mapping[str, Any]],
+    *,
+    task: str | None = None,
+    category: str | None = None,
+    failed: bool = False,
+    trial: int | None = None,
+    limit: int | None = None,
+) -> list[Mapping[str, Any]]:
+    """Filter trajectory lines: ``task`` is an exact id or a substring of one."""
+    out = []
+    for x in lines:
+        tid = str(x.get("task_id"))
+        if task is not None and tid != task and task not in tid:
+            continue
+        if category is not None and x.get("category") != category:
+            continue
+        if failed and x.get("correct"):
+            continue
+        if trial is not None and int(x.get("trial", 0)) != trial:
+            continue
+        out.append(x)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _clip(text: str, n: int = MAX_OBS_CHARS) -> str:
+    return text if len(text) <= n else text[:n] + f"\n… ({len(text) - n} more characters)"
+
+
+def _sql(sql: Any) -> RenderableType:
+    return Syntax(str(sql), "sql", word_wrap=True, background_color="default")
+
+
+def render_episode(line: Mapping[str, Any]) -> Panel:
+    """One episode as a rich panel: the dialogue, every action with its result and reward."""
+    ok = bool(line.get("correct"))
+    parts: list[RenderableType] = [
+        Text.from_markup(f"[bold cyan]User:[/] {escape(str(line.get('opening', '')))}")
+    ]
+    for i, t in enumerate(line.get("turns") or [], 1):
+        act = t.get("action")
+        comps = t.get("reward_components") or {}
+        rew = f"  [dim]reward {t.get('reward', 0.0):+.3f} {escape(json.dumps(comps)) if comps else ''}[/]"
+        if isinstance(act, Mapping):
+            kind = act.get("type")
+            if kind == "clarify":
+                labels = ", ".join(
+                    json.dumps(lb, ensure_ascii=False) for lb in act.get("labels") or []
+                )
+                parts.append(
+                    Text.from_markup(
+                        f"[bold magenta]{i}. ask_user:[/] {escape(str(act.get('question', '')))}"
+                        + (f"  [yellow]labels: {escape(labels)}[/]" if labels else "")
+                        + rew
+                    )
+                )
+            elif kind == "execute":
+                parts.append(Text.from_markup(f"[bold magenta]{i}. execute_sql[/]" + rew))
+                parts.append(_sql(act.get("sql")))
+            elif kind == "abstain":
+                parts.append(
+                    Text.from_markup(
+                        f"[bold magenta]{i}. abstain:[/] {escape(str(act.get('reason', '')))}" + rew
+                    )
+                )
+            else:
+                parts.append(Text.from_markup(f"[bold magenta]{i}. stop[/]" + rew))
+                if act.get("sql"):
+                    parts.append(_sql(act["sql"]))
+        else:
+            parts.append(
+                Text.from_markup(
+                    f"[bold red]{i}. invalid action:[/] {escape(_clip(str(act), 500))}" + rew
+                )
+            )
+        obs = _clip(str(t.get("observation", "")))
+        style = (
+            "red"
+            if t.get("error")
+            else "green"
+            if isinstance(act, Mapping) and act.get("type") == "execute"
+            else "cyan"
+        )
+        who = (
+            "User"
+            if isinstance(act, Mapping) and act.get("type") == "clarify" and not t.get("error")
+            else "Env"
+        )
+        parts.append(Text(f"   {who}: " + obs.replace("\n", "\n   "), style=style))
+    gold = line.get("gold") or {}
+    facts = Table.grid(padding=(0, 1))
+    facts.add_column(style="bold")
+    facts.add_column()
+    if gold.get("labels"):
+        facts.add_row("gold labels", json.dumps(gold["labels"], ensure_ascii=False))
+    if not gold.get("answerable", True):
+        facts.add_row("gold", f"unanswerable ({gold.get('unanswerable_kind')})")
+    if gold.get("gold_sql"):
+        facts.add_row("gold SQL", _sql(gold["gold_sql"]))
+    if gold.get("gold_actions"):
+        facts.add_row("gold actions", _sql(";\n".join(gold["gold_actions"])))
+    if line.get("final_sql"):
+        facts.add_row("final SQL", _sql(line["final_sql"]))
+    revealed = (line.get("summary") or {}).get("revealed")
+    if revealed:
+        facts.add_row("revealed", json.dumps(revealed, ensure_ascii=False))
+    facts.add_row(
+        "reward",
+        f"{line.get('reward', 0.0):+.3f}  {json.dumps((line.get('summary') or {}).get('reward_components') or {})}",
+    )
+    parts += [Text(""), facts]
+    title = (
+        f"{'✓' if ok else '✗'} {escape(str(line.get('task_id')))} · trial {line.get('trial', 0)} · "
+        f"{escape(str(line.get('category')))} · {line.get('end')} · reward {line.get('reward', 0.0):+.3f}"
+    )
+    return Panel(
+        Group(*parts), title=title, title_align="left", border_style="green" if ok else "red"
+    )
+
+
+def render_header(run_dir: Path, n_shown: int, n_total: int) -> RenderableType:
+    cfg = {}
+    run_file = run_dir / "run.json"
+    if run_file.is_file():
+        try:
+            cfg = json.loads(run_file.read_text(encoding="utf-8")).get("config", {})
+        except ValueError:
+            cfg = {}
+    t = Table(title=f"clarisql run {run_dir}", show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    for k in ("policy", "suite", "trials"):
+        if k in cfg:
+            t.add_row(k, str(cfg[k]))
+    mfile = run_dir / "metrics.json"
+    if mfile.is_file():
+        try:
+            m = json.loads(mfile.read_text(encoding="utf-8"))
+            t.add_row(
+                "metrics",
+                "  ".join(
+                    f"{k} {m[k]:.3f}"
+                    for k in ("pass@1", "phi_10", "ecr")
+                    if isinstance(m.get(k), (int, float))
+                ),
+            )
+        except ValueError:
+            pass
+    t.add_row("episodes", f"{n_shown} shown of {n_total}")
+    return t
+
+
+def view_run(run_dir: str | Path, console: Console | None = None, **filters: Any) -> int:
+    """Print the selected episodes of a run; return how many were shown."""
+    d = Path(run_dir)
+    lines = read_trajectories(d / "trajectories.jsonl")
+    chosen = select_lines(lines, **filters)
+    con = console or Console()
+    con.print(render_header(d, len(chosen), len(lines)))
+    for x in chosen:
+        con.print(render_episode(x))
+    return len(chosen)
+
+
+def export_html(run_dir: str | Path, html_file: str | Path, **filters: Any) -> int:
+    """Write the selected episodes as one static HTML page; return how many were written."""
+    con = Console(
+        record=True, width=120, file=io.StringIO(), force_terminal=True, color_system="truecolor"
+    )
+    n = view_run(run_dir, console=con, **filters)
+    out = Path(html_file)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(con.export_html(inline_styles=True), encoding="utf-8")
+    return n
