@@ -25,14 +25,17 @@ class Policy(ABC):
     name: str = "policy"
     privileged: bool = False
 
-    def reset(
+    def reset(  # noqa: B027
         self, observation: Observation, info: dict[str, Any], task: Task | None = None
-    ) -> None:  # noqa: B027
+    ) -> None:
         """Start an episode (``task`` is given only to privileged policies)."""
 
     @abstractmethod
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         """The next action."""
+
+    def seed(self, seed: int) -> None:  # noqa: B027
+        """Re-seed the policy's randomness (called per episode by the rollout runner)."""
 
     def act_batch(
         self, observations: Sequence[Observation], infos: Sequence[dict[str, Any]]

@@ -121,6 +121,9 @@ class RandomPolicy(Policy):
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)
 
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         k = int(self.rng.integers(4))
         tables = _TABLE_LINE.findall(observation.get("schema", "")) or ["sqlite_schema"]

@@ -17,8 +17,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.tasks import Task
 from clarisql.policies.base import Policy
@@ -96,16 +94,10 @@ def gold_view(task: Task) -> dict[str, Any]:
 def seed_policy(policy: Policy, seed: int | None) -> None:
     """Seed a policy for one episode, so that results do not depend on which worker ran it.
 
-    A policy with a ``seed(int)`` method gets it called; a policy holding a numpy ``rng``
-    (``random``) gets a fresh generator. Other policies are left alone.
+    Calls :meth:`Policy.seed` (a no-op for deterministic policies).
     """
-    if seed is None:
-        return
-    hook = getattr(policy, "seed", None)
-    if callable(hook):
-        hook(seed)
-    elif isinstance(getattr(policy, "rng", None), np.random.Generator):
-        policy.rng = np.random.default_rng(seed)  # type: ignore[attr-defined]
+    if seed is not None:
+        policy.seed(seed)
 
 
 def final_sql_of(turns: list[dict[str, Any]]) -> str | None:
