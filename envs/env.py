@@ -134,6 +134,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             raise ValueError(f"suite {self.suite.name!r} has no tasks")
         if simulator is None:  # the suite's choice (DySQL: instruction-following), else Fixed mode
             simulator = self.suite.metadata.get("simulator", "fixed")
+            if simulator_kwargs is None:
+                simulator_kwargs = self.suite.metadata.get("simulator_kwargs")
         self.simulator = make_simulator(simulator, **dict(simulator_kwargs or {}))
         self.reward_spec = load_reward_spec(reward)
         self.max_turns = int(max_turns)

@@ -31,10 +31,16 @@ class FixedSimulator(UserSimulator):
     name = "fixed"
 
     def __init__(
-        self, templates: Mapping[str, str] | None = None, neutral_reply: str = NEUTRAL_REPLY
+        self,
+        templates: Mapping[str, str] | None = None,
+        neutral_reply: str = NEUTRAL_REPLY,
+        slot_names: Mapping[str, str] | None = None,
     ):
+        """``templates`` per label kind (``{value}``, ``{slot}``, ``{content}``); ``slot_names``
+        renders slot types in the reply's language (e.g. ``{"city": "城市"}``)."""
         self.templates = {**DEFAULT_TEMPLATES, **(templates or {})}
         self.neutral_reply = neutral_reply
+        self.slot_names = dict(slot_names or {})
 
     @staticmethod
     def match(labels: list[Label], gold: list[Underspec]) -> list[Underspec]:
@@ -52,7 +58,8 @@ class FixedSimulator(UserSimulator):
 
     def render(self, u: Underspec) -> str:
         tpl = self.templates.get(u.label.kind, "{value}")
-        return tpl.format(value=u.value, slot=u.label.slot or "value", content=u.label.content)
+        slot = self.slot_names.get(u.label.slot, u.label.slot) or "value"
+        return tpl.format(value=u.value, slot=slot, content=u.label.content)
 
     def respond(self, message: str, labels: list[Label], ctx: DialogueContext) -> SimulatorReply:
         hits = self.match(labels, ctx.task.underspecs)

@@ -4,6 +4,8 @@
 - ``"builtin"``: the embedded, generated suite (no data, no model, no GPU needed);
 - ``"dysql"``: DySQL-Bench tasks and databases (keyword ``data=`` the DySQL folder, ``db=`` one
   database), see :mod:`clarisql.envs.suites.dysql`;
+- ``"odutqa"``: ODUTQA-MDC's gold records over a database synthesized from their answers
+  (keyword ``data=`` the records folder), see :mod:`clarisql.envs.suites.odutqa`;
 - a path to a JSONL task file (task ``db`` fields are paths, relative to the file's folder);
 - a :class:`Suite` instance (returned as is).
 
@@ -141,7 +143,14 @@ def _dysql(**kw: Any) -> Suite:
     return dysql_suite(**kw)
 
 
+def _odutqa(**kw: Any) -> Suite:
+    from clarisql.envs.suites.odutqa import odutqa_suite
+
+    return odutqa_suite(**kw)
+
+
 register_suite("builtin", _builtin)
 register_suite("dysql", _dysql)
+register_suite("odutqa", _odutqa)
 
 __all__ = ["DatabaseSpec", "Suite", "file_suite", "load_suite", "register_suite"]
