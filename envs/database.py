@@ -379,6 +379,14 @@ class Session:
         self._deadline = 0.0
         self._refusal: _Refusal | None = None
         self._pending_dirty: set[str] = set()
+        #: SQLite's session extension records which rows a writable session changes (by primary
+        #: key, or rowid for tables without one), so the digest can update a changed table's
+        #: multiset hash from those rows alone (clarisql.envs.digest).
+        self.changes: apsw.Session | None = None
+        if writable:
+            self.changes = apsw.Session(self._conn, "main")
+            self.changes.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
+            self.changes.attach(None)
         self._conn.authorizer = self._authorize
         self._conn.set_progress_handler(self._progress, limits.progress_steps)
 
@@ -394,6 +402,9 @@ class Session:
         conn, self._conn = self._conn, None
         if conn is None:
             return
+        if self.changes is not None:
+            self.changes.close()
+            self.changes = None
         conn.authorizer = None
         conn.set_progress_handler(None)
         # writable sessions end inside their episode transaction, which _release rolls back

@@ -10,8 +10,11 @@ Contract
   part of its digest so schema changes show.
 - Volatile columns (timestamps the database sets itself) are left out by name, case-insensitive.
 - ``count_only_tables`` contribute only their row count.
-- Cost: one pass over the rows of each table the session may have changed; every other table
-  is served from a per-image cache filled once (see :func:`session_digest`). No sorting.
+- Cost: tables the session never wrote come from a per-image cache filled once. A written table
+  is updated from the rows that changed (SQLite's session extension lists their keys: the
+  image's hashes of those rows leave the sum, the session's enter it), so a one-row UPDATE costs
+  two keyed lookups. A full pass over a written table's rows is the fallback (schema changes,
+  keys that may hold NULL, many changed rows). No sorting. See :func:`session_digest`.
 
 :func:`sorted_state_hash` is the naive reference (sort every table, hash it all), kept for tests
 and benchmarks that check both make the same match decisions.
@@ -77,27 +80,133 @@ def list_tables(conn: apsw.Connection) -> list[str]:
     ]
 
 
-def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> TableDigest:
-    """One pass over ``table``'s rows."""
+def _row_hash(s: str) -> int:
+    return int.from_bytes(
+        hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little"
+    )
+
+
+def _digest_columns(conn: apsw.Connection, table: str, config: DigestConfig) -> tuple[str, ...]:
     volatile = {c.lower() for c in config.volatile_columns}
-    cols = tuple(
+    return tuple(
         r[1]
         for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(table)})")
         if r[1].lower() not in volatile
     )
+
+
+def _row_expr(cols: tuple[str, ...]) -> str:
+    """SQL rendering one row as text: ``quote()`` keeps storage types apart (1, 1.0, '1')."""
+    return " || char(31) || ".join(f"quote({_qi(c)})" for c in cols)
+
+
+def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> TableDigest:
+    """One pass over ``table``'s rows."""
+    cols = _digest_columns(conn, table, config)
     if table in config.count_only_tables or not cols:
         (count,) = conn.execute(f"SELECT count(*) FROM {_qi(table)}").fetchone()
         return TableDigest(cols, count, 0)
-    expr = " || char(31) || ".join(f"quote({_qi(c)})" for c in cols)
     total = 0
     count = 0
-    blake = hashlib.blake2b
-    for (s,) in conn.execute(f"SELECT {expr} FROM {_qi(table)}"):
-        total += int.from_bytes(
-            blake(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little"
-        )
+    for (s,) in conn.execute(f"SELECT {_row_expr(cols)} FROM {_qi(table)}"):
+        total += _row_hash(s)
         count += 1
     return TableDigest(cols, count, total % _MOD)
+
+
+def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]]:
+    """Per table (lower-cased): key columns, keys of image rows that may have changed or gone,
+    and keys of session rows that may be new or changed — from SQLite's session extension.
+
+    Key columns are the primary key, or ``("rowid",)`` for tables without one. The key sets are
+    a superset of the truly changed rows (a change that was later undone may still be listed);
+    callers re-read both sides, so a listed but unchanged row cancels out.
+    """
+    out: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
+    if session.changes is None:
+        return out
+    cols_cache: dict[str, list[str]] = {}
+    conn = session.connection
+    for ch in apsw.Changeset.iter(session.changes.changeset()):
+        name = ch.name
+        cols = cols_cache.get(name)
+        if cols is None:
+            cols = cols_cache[name] = [
+                r[1] for r in conn.execute(f"SELECT * FROM pragma_table_info({_sql_str(name)})")
+            ]
+        if ch.column_count == len(cols) + 1:  # implicit rowid in front (no declared key)
+            idx, key_cols = (0,), ("rowid",)
+        else:
+            idx = tuple(sorted(ch.pk_columns))
+            key_cols = tuple(cols[i] for i in idx)
+        entry = out.setdefault(name.lower(), (key_cols, set(), set()))
+        if ch.old is not None:
+            old_key = tuple(ch.old[i] for i in idx)
+            entry[1].add(old_key)
+            if ch.new is not None:  # an UPDATE keeps its key (a key change is DELETE + INSERT)
+                entry[2].add(old_key)
+        elif ch.new is not None:
+            entry[2].add(tuple(ch.new[i] for i in idx))
+    return out
+
+
+def _change_list_is_complete(conn: apsw.Connection, table: str) -> bool:
+    """Whether the session extension records every change to ``table``.
+
+    It skips rows with NULL in a primary-key column, which SQLite allows for a declared key
+    that is neither an INTEGER PRIMARY KEY nor NOT NULL in an ordinary (rowid) table.
+    """
+    info = conn.execute(
+        f'SELECT type, "notnull", pk FROM pragma_table_info({_sql_str(table)})'
+    ).fetchall()
+    pk = [(typ, notnull) for typ, notnull, k in info if k]
+    if not pk:
+        return True  # tracked by rowid
+    if len(pk) == 1 and pk[0][0].upper() == "INTEGER":
+        return True  # the rowid itself
+    if all(notnull for _, notnull in pk):
+        return True
+    row = conn.execute(
+        "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", (table,)
+    ).fetchone()
+    return bool(row and row[0])  # WITHOUT ROWID tables forbid NULL keys
+
+
+def _rows_hash(
+    conn: apsw.Connection, table: str, expr: str, key_cols: tuple[str, ...], keys: set[tuple]
+) -> tuple[int, int]:
+    where = " AND ".join(f"{_qi(c) if c != 'rowid' else 'rowid'} IS ?" for c in key_cols)
+    total = count = 0
+    for key in keys:
+        for (s,) in conn.execute(f"SELECT {expr} FROM {_qi(table)} WHERE {where}", key):
+            total += _row_hash(s)
+            count += 1
+    return total, count
+
+
+def _updated_digest(
+    session: Session,
+    conn: apsw.Connection,
+    table: str,
+    config: DigestConfig,
+    base: TableDigest,
+    change: tuple[tuple[str, ...], set[tuple], set[tuple]],
+) -> TableDigest | None:
+    """The image's digest of ``table`` updated by the changed rows alone, or None when a full
+    pass is cheaper."""
+    key_cols, old_keys, new_keys = change
+    if len(old_keys) + len(new_keys) > max(64, base.count // 4):
+        return None
+    expr = (
+        _row_expr(base.columns) if base.columns and table not in config.count_only_tables else "1"
+    )
+    with session.image.reading() as master:
+        old_total, old_count = _rows_hash(master, table, expr, key_cols, old_keys)
+    new_total, new_count = _rows_hash(conn, table, expr, key_cols, new_keys)
+    count = base.count - old_count + new_count
+    if expr == "1":
+        return TableDigest(base.columns, count, 0)
+    return TableDigest(base.columns, count, (base.total - old_total + new_total) % _MOD)
 
 
 def _sql_str(s: str) -> str:
@@ -161,26 +270,47 @@ def image_digest(image: DatabaseImage, config: DigestConfig | None = None) -> st
 def session_digest(session: Session, config: DigestConfig | None = None) -> str:
     """Digest of a session's current state.
 
-    Tables in ``session.dirty_tables`` (and any table the session created) are hashed in one
-    pass over their rows; every other table is served from the image's cache.
+    Tables the session never wrote are served from the image's cache. A table it wrote is
+    updated from the rows it changed (SQLite's session extension lists them): the image's row
+    hashes of those rows come out of the multiset sum and the session's go in. After a schema
+    change, for tables without a usable change list, or when many rows changed, the table is
+    hashed in one pass over its rows instead.
     """
     config = config or DigestConfig()
     digests: dict[str, TableDigest] = {}
     with session.trusted() as conn:
         if session.schema_changed:
             source_tables = list_tables(conn)
+            with session.image.reading() as master:
+                image_tables = set(list_tables(master))
+            changes: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
         else:
             with session.image.reading() as master:
                 source_tables = list_tables(master)
-        image_tables = None
-        if session.schema_changed:
-            with session.image.reading() as master:
-                image_tables = set(list_tables(master))
+            image_tables = None
+            changes = changed_rows(session) if session.dirty_tables else {}
         for t in _ordered(source_tables, config):
-            if session.is_dirty(t) or (image_tables is not None and t not in image_tables):
+            if image_tables is not None and t not in image_tables:
                 digests[t] = table_digest(conn, t, config)
-            else:
+            elif not session.is_dirty(t):
                 digests[t] = image_table_digest(session.image, t, config)
+            else:
+                d = None
+                if (
+                    not session.schema_changed
+                    and session.changes is not None
+                    and t.lower() != "sqlite_sequence"
+                    and _change_list_is_complete(conn, t)
+                ):
+                    base = image_table_digest(session.image, t, config)
+                    change = changes.get(t.lower())
+                    # no listed change: written to, but every row is as it was
+                    d = (
+                        base
+                        if change is None
+                        else _updated_digest(session, conn, t, config, base, change)
+                    )
+                digests[t] = d if d is not None else table_digest(conn, t, config)
     return combine(digests, config)
 
 

@@ -60,6 +60,12 @@ def build_small_db(path: Path) -> Path:
     db["log"].insert_all(
         [{"msg": "a", "last_update": "2020-01-01"}, {"msg": "b", "last_update": "2020-01-02"}]
     )
+    # keys the digest's change tracking must handle: a nullable TEXT key, a WITHOUT ROWID table
+    db.execute("CREATE TABLE tags (tag TEXT PRIMARY KEY, n INTEGER)")
+    db.execute("INSERT INTO tags VALUES ('a', 1), ('b', 2), (NULL, 3)")
+    db.execute("CREATE TABLE kv (k TEXT, part INTEGER, v, PRIMARY KEY (k, part)) WITHOUT ROWID")
+    db.execute("INSERT INTO kv VALUES ('x', 1, 1.5), ('x', 2, 'two'), ('y', 1, NULL)")
+    db.conn.commit()
     db.close()
     return path
 

@@ -223,5 +223,5 @@ def test_schema_changes_do_not_leak_into_the_next_episode(small_db: Path) -> Non
         assert s.execute("CREATE TABLE extra(a)").ok
     with img.session(True) as s:
         names = [r[0] for r in s.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").rows]
-        assert names == ["cities", "log", "sales"]
+        assert names == ["cities", "kv", "log", "sales", "tags"]
         assert [r[1] for r in s.execute("PRAGMA table_info(cities)").rows] == ["id", "name"]
