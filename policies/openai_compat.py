@@ -32,19 +32,16 @@ one URL are limited to ``concurrency`` at a time per process (shared by every in
 
 from __future__ import annotations
 
-import http.client
 import json
-import os
 import random
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
 from clarisql.envs.actions import TOOL_NAMES
+from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError, post_chat
 from clarisql.policies.base import ActionLike, Observation, Policy
 
 
@@ -60,7 +57,6 @@ class EndpointError(RuntimeError):
         self.fatal = fatal
 
 
-RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _SEM_LOCK = threading.Lock()
 
@@ -346,46 +342,32 @@ class OpenAIPolicy(Policy):
         body.update(self.extra_body)
         return body
 
-    def _headers(self) -> dict[str, str]:
-        h = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            h["Authorization"] = f"Bearer {key}"
-        return h
-
     def _complete(self, messages: list[dict[str, Any]]) -> dict[str, Any] | str:
         """The reply's ``message`` dict, or a string describing an unusable reply."""
-        data = json.dumps(self._body(messages), ensure_ascii=False).encode("utf-8")
+        body = self._body(messages)
         last_err = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
                 self.stats["retries"] += 1
-            req = urllib.request.Request(
-                self.url, data=data, headers=self._headers(), method="POST"
-            )
             retry_after: float | None = None
             try:
                 with _semaphore(self.url, self.concurrency):
                     self.stats["requests"] += 1
-                    with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                        raw = resp.read()
-                return self._parse(raw)
-            except urllib.error.HTTPError as e:
-                detail = _error_detail(e)
-                if e.code not in RETRY_STATUS:
-                    hint = f" (is ${self.api_key_env} set?)" if e.code in (401, 403) else ""
+                    obj = post_chat(
+                        self.url, body, timeout_s=self.timeout_s, api_key_env=self.api_key_env
+                    )
+                return self._parse(obj)
+            except ChatReplyError as e:
+                return self._unusable(e)
+            except ChatHTTPError as e:
+                if e.status is not None and not e.retryable:
+                    hint = f" (is ${self.api_key_env} set?)" if e.status in (401, 403) else ""
                     raise EndpointError(
-                        f"openai endpoint {self.url} answered HTTP {e.code}{hint}: {detail}",
-                        fatal=e.code in (401, 403, 404),
+                        f"openai endpoint {self.url} answered {e}{hint}",
+                        fatal=e.status in (401, 403, 404),
                     ) from None
-                last_err = f"HTTP {e.code}: {detail}"
-                retry_after = _retry_after(e)
-            except (
-                OSError,
-                http.client.HTTPException,
-            ) as e:  # URLError, timeouts, resets, bad HTTP
-                reason = getattr(e, "reason", e)
-                last_err = f"{type(reason).__name__}: {reason}"
+                last_err = str(e)
+                retry_after = e.retry_after
             if attempt < self.max_retries:
                 delay = (
                     retry_after
@@ -397,49 +379,20 @@ class OpenAIPolicy(Policy):
             f"openai endpoint {self.url} failed after {self.max_retries + 1} tries: {last_err}"
         )
 
-    def _parse(self, raw: bytes) -> dict[str, Any] | str:
+    def _unusable(self, e: Exception) -> str:
+        self.stats["unusable_replies"] += 1
+        return f"(the model endpoint sent an unusable reply: {type(e).__name__}: {str(e)[:200]})"
+
+    def _parse(self, obj: dict[str, Any]) -> dict[str, Any] | str:
         try:
-            obj = json.loads(raw.decode("utf-8"))
             msg = obj["choices"][0]["message"]
             if not isinstance(msg, dict):
                 raise TypeError("message is not an object")
-        except (
-            ValueError,
-            KeyError,
-            IndexError,
-            TypeError,
-            UnicodeDecodeError,
-            AttributeError,
-        ) as e:
-            self.stats["unusable_replies"] += 1
-            return (
-                f"(the model endpoint sent an unusable reply: {type(e).__name__}: {str(e)[:200]})"
-            )
-        usage = obj.get("usage") if isinstance(obj, dict) else None
+        except (KeyError, IndexError, TypeError) as e:
+            return self._unusable(e)
+        usage = obj.get("usage")
         if isinstance(usage, dict):
             for k in ("prompt_tokens", "completion_tokens"):
                 if isinstance(usage.get(k), int):
                     self.stats[k] += usage[k]
         return msg
-
-
-def _error_detail(e: urllib.error.HTTPError) -> str:
-    try:
-        text = e.read().decode("utf-8", "replace")
-    except Exception:  # the body is only used for the message
-        text = ""
-    try:
-        obj = json.loads(text)
-        err = obj.get("error", obj)
-        text = err.get("message", text) if isinstance(err, dict) else str(err)
-    except (ValueError, AttributeError):
-        pass
-    return " ".join(text.split())[:300] or str(e.reason)
-
-
-def _retry_after(e: urllib.error.HTTPError) -> float | None:
-    v = e.headers.get("Retry-After") if e.headers else None
-    try:
-        return float(v) if v is not None else None
-    except ValueError:
-        return None

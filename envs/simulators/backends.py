@@ -19,17 +19,15 @@ fallback live in :class:`clarisql.envs.simulators.instruction.InstructionSimulat
 from __future__ import annotations
 
 import json
-import os
 import re
 import unicodedata
-import urllib.error
-import urllib.request
 from typing import Any, Protocol, runtime_checkable
+
+from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError, chat_endpoint, post_chat
 
 Messages = list[dict[str, str]]
 
 _THINK = re.compile(r"<think>.*?</think>", re.S)
-_RETRYABLE_HTTP = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
 
 class BackendError(RuntimeError):
@@ -115,14 +113,7 @@ class OpenAIChatBackend:
         self.api_key_env = api_key_env
         self.extra_body = dict(extra_body or {})
 
-    @staticmethod
-    def endpoint(base_url: str) -> str:
-        url = base_url.rstrip("/")
-        if url.endswith("/chat/completions"):
-            return url
-        if re.search(r"/v\d+$", url):
-            return url + "/chat/completions"
-        return url + "/v1/chat/completions"
+    endpoint = staticmethod(chat_endpoint)
 
     def cache_id(self) -> str:
         return json.dumps(
@@ -148,43 +139,14 @@ class OpenAIChatBackend:
             "seed": int(seed),
             **self.extra_body,
         }
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        req = urllib.request.Request(
-            self.url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST"
-        )
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            detail = ""
-            try:
-                detail = e.read(300).decode("utf-8", "replace")
-            except Exception:
-                pass
-            raise BackendError(
-                f"HTTP {e.code} from {self.url}: {detail.strip()[:200]}", e.code in _RETRYABLE_HTTP
-            ) from None
-        except TimeoutError:
-            raise BackendError(
-                f"request to {self.url} timed out after {self.timeout_s:g} s"
-            ) from None
-        except urllib.error.URLError as e:
-            reason = e.reason
-            if isinstance(reason, TimeoutError):
-                raise BackendError(
-                    f"request to {self.url} timed out after {self.timeout_s:g} s"
-                ) from None
-            raise BackendError(f"cannot reach {self.url}: {reason}") from None
-        except (ConnectionError, OSError) as e:
-            raise BackendError(f"connection to {self.url} failed: {e}") from None
+            data = post_chat(self.url, body, timeout_s=self.timeout_s, api_key_env=self.api_key_env)
+        except ChatHTTPError as e:
+            raise BackendError(str(e), e.retryable) from None
+        except ChatReplyError as e:
+            raise BackendError(str(e)) from None
         try:
-            data = json.loads(raw.decode("utf-8"))
             content = data["choices"][0]["message"]["content"]
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise BackendError(f"reply from {self.url} is not JSON") from None
         except (KeyError, IndexError, TypeError):
             raise BackendError(f"reply from {self.url} has no choices[0].message.content") from None
         return clean_reply(content)
