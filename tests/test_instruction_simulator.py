@@ -3,12 +3,8 @@ fake server on 127.0.0.1), retries, fallback, caching, the transformers backend,
 
 from __future__ import annotations
 
-import json
 import re
 import socket
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -28,6 +24,8 @@ from clarisql.envs.simulators.instruction import USER_RULES, InstructionSimulato
 from clarisql.envs.simulators.offline import NO_INFO, OfflineUser, extract_facts, first_person
 from clarisql.envs.suites import DatabaseSpec, Suite
 from clarisql.envs.tasks import Task
+
+from ._fake_openai import FakeOpenAI
 
 INSTR = (
     "You are Lucas Mancini, CustomerID 47, email lucas.mancini@yahoo.it. On your InvoiceID 86, you "
@@ -173,64 +171,14 @@ def test_clean_reply():
     assert make_backend("offline") is None
 
 
-# --- a fake OpenAI-compatible server ---------------------------------------------------------------
-class FakeServer:
-    """Replies from a script: each entry is (status, body_or_dict, delay_s); the last repeats."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, object, float]] = [(200, {"reply": "ok"}, 0.0)]
-        self.requests: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                n = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(n) or b"{}")
-                server.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                i = min(len(server.requests) - 1, len(server.script) - 1)
-                status, payload, delay = server.script[i]
-                if delay:
-                    time.sleep(delay)
-                if isinstance(payload, dict) and "reply" in payload:
-                    payload = {
-                        "choices": [{"message": {"role": "assistant", "content": payload["reply"]}}]
-                    }
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
+# --- a fake OpenAI-compatible server (tests/_fake_openai.py) ---------------------------------
 @pytest.fixture
 def server():
-    s = FakeServer()
-    yield s
-    s.close()
+    with FakeOpenAI() as s:
+        yield s
 
 
-def llm(server: FakeServer, **kw) -> InstructionSimulator:
+def llm(server: FakeOpenAI, **kw) -> InstructionSimulator:
     kw.setdefault("backoff_s", 0.0)
     kw.setdefault("timeout_s", 2.0)
     return InstructionSimulator("openai", model="user-model", base_url=server.url, **kw)
@@ -251,10 +199,9 @@ def test_http_backend_request_and_reply(server, monkeypatch):
     assert r.text == "I'm Lucas Mancini." and not r.stop and r.info["backend"] == "openai"
     r = sim.respond("Done!", [], ctx(t))
     assert r.stop and r.text == STOP_TOKEN
-    req = server.requests[1]
-    assert req["path"] == "/v1/chat/completions"
-    assert req["headers"]["Authorization"] == "Bearer sekret"
-    body = req["body"]
+    assert server.paths[1] == "/v1/chat/completions"
+    assert server.headers[1]["Authorization"] == "Bearer sekret"
+    body = server.requests[1]
     assert body["model"] == "user-model" and body["temperature"] == 0.7 and body["top_p"] == 0.9
     assert body["max_tokens"] == 64 and body["seed"] == 5
     roles = [m["role"] for m in body["messages"]]

@@ -9,10 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import socket
-import threading
-import time
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +22,14 @@ from clarisql.rollouts.episode import run_episode
 from clarisql.rollouts.runner import RunConfig, run_eval
 from clarisql.rollouts.store import read_trajectories
 
+from ._fake_openai import FakeOpenAI
+
 _spec = importlib.util.spec_from_file_location(
     "_rollout_tasks", Path(__file__).with_name("_rollout_tasks.py")
 )
 fx = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fx)
 
-MAX_REQUESTS = 400
 TASKS = {t.utterance: t for t in fx.make_tasks(n_cities=2)}
 
 
@@ -84,66 +81,7 @@ def solver_reply(body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class FakeServer:
-    """Answers POST /v1/chat/completions with ``behave(body, n) -> (status, body bytes, delay)``."""
-
-    def __init__(self, behave: Callable[[dict[str, Any], int], tuple[int, bytes, float]]):
-        self.behave = behave
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.lock = threading.Lock()
-        self.in_flight = 0
-        self.max_in_flight = 0
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with outer.lock:
-                    n = len(outer.requests)
-                    if n >= MAX_REQUESTS:
-                        self.send_error(503, "fake server: request budget used up")
-                        return
-                    body = json.loads(raw)
-                    outer.requests.append(body)
-                    outer.headers.append(dict(self.headers))
-                    outer.in_flight += 1
-                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
-                try:
-                    if self.path != "/v1/chat/completions":
-                        status, data, delay = 404, b'{"error": {"message": "no such route"}}', 0.0
-                    else:
-                        status, data, delay = outer.behave(body, n)
-                    time.sleep(delay)
-                    if status == -1:  # not even HTTP
-                        self.wfile.write(data)
-                        return
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                finally:
-                    with outer.lock:
-                        outer.in_flight -= 1
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+FakeServer = FakeOpenAI
 
 
 def ok(body: dict[str, Any], n: int) -> tuple[int, bytes, float]:

@@ -1,6 +1,8 @@
 """User simulators: the interface and the built-in modes.
 
-``make_simulator("fixed")`` gives ODUTQA-MDC's gated Fixed-mode simulator;
+``make_simulator("fixed")`` gives ODUTQA-MDC's gated Fixed-mode simulator,
+``make_simulator("dynamic", backend="openai:MODEL@URL")`` its Dynamic mode (paraphrased replies
+that must keep the gold values; 5 tries, then the template);
 ``make_simulator("instruction", backend=...)`` the instruction-following user of DySQL-Bench
 (:mod:`clarisql.envs.simulators.instruction`); other modes register with
 :func:`register_simulator`.
@@ -12,11 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from clarisql.envs.simulators.base import STOP_TOKEN, DialogueContext, SimulatorReply, UserSimulator
+from clarisql.envs.simulators.dynamic import DynamicSimulator
 from clarisql.envs.simulators.fixed import FixedSimulator
 from clarisql.envs.simulators.instruction import InstructionSimulator
 
 _REGISTRY: dict[str, Callable[..., UserSimulator]] = {
     "fixed": FixedSimulator,
+    "dynamic": DynamicSimulator,
     "instruction": InstructionSimulator,
 }
 
@@ -38,6 +42,7 @@ def make_simulator(spec: str | UserSimulator | None = None, **kwargs: Any) -> Us
 __all__ = [
     "STOP_TOKEN",
     "DialogueContext",
+    "DynamicSimulator",
     "FixedSimulator",
     "InstructionSimulator",
     "SimulatorReply",
