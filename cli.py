@@ -48,7 +48,10 @@ def _demo(args: argparse.Namespace) -> int:
         for i, task in enumerate(bar):
             results.append(run_episode(env, policy, task.id, seed=args.seed + i))
             if i % 20 == 0 or i == len(tasks) - 1:
-                bar.set_postfix({"pass@1": f"{sum(r.correct for r in results) / len(results):.3f}"}, refresh=False)
+                bar.set_postfix(
+                    {"pass@1": f"{sum(r.correct for r in results) / len(results):.3f}"},
+                    refresh=False,
+                )
         m = summary_metrics(records_from_results(results))
         table.add_row(
             name,

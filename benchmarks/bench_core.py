@@ -35,7 +35,10 @@ from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.tasks import Task
 
-CHINOOK = Path(__file__).resolve().parents[1].parent / "shared/data/dysql/DySQL-Bench/dysql_bench/envs/chinook/data/chinook.sqlite"
+CHINOOK = (
+    Path(__file__).resolve().parents[1].parent
+    / "shared/data/dysql/DySQL-Bench/dysql_bench/envs/chinook/data/chinook.sqlite"
+)
 
 
 def timeit(fn: Callable[[], object], repeat: int) -> float:
@@ -50,7 +53,9 @@ def timeit(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
-def bench_db(name: str, path: Path, edit_table: str, edits: list[str], repeat: int) -> dict[str, float | bool | str]:
+def bench_db(
+    name: str, path: Path, edit_table: str, edits: list[str], repeat: int
+) -> dict[str, float | bool | str]:
     img = DatabaseImage(path)
     tmpdir = Path(tempfile.mkdtemp())
     limits = SessionLimits()
@@ -87,7 +92,9 @@ def bench_db(name: str, path: Path, edit_table: str, edits: list[str], repeat: i
     assert s.execute(edits[0]).ok
     out["digest_ours_us"] = timeit(lambda: session_digest(s, cfg), repeat) * 1e6
     with s.trusted() as conn:
-        out["digest_sorted_us"] = timeit(lambda: sorted_state_hash(conn, cfg), max(3, repeat // 10)) * 1e6
+        out["digest_sorted_us"] = (
+            timeit(lambda: sorted_state_hash(conn, cfg), max(3, repeat // 10)) * 1e6
+        )
     s.close()
     out["digest_speedup"] = out["digest_sorted_us"] / out["digest_ours_us"]
 
@@ -101,7 +108,9 @@ def bench_db(name: str, path: Path, edit_table: str, edits: list[str], repeat: i
             with s2.trusted() as conn:
                 naive.append(sorted_state_hash(conn, cfg))
     out["same_match_decisions"] = all(
-        (ours[i] == ours[j]) == (naive[i] == naive[j]) for i in range(len(ours)) for j in range(len(ours))
+        (ours[i] == ours[j]) == (naive[i] == naive[j])
+        for i in range(len(ours))
+        for j in range(len(ours))
     )
     shutil.rmtree(tmpdir, ignore_errors=True)
     return out
@@ -134,7 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     btable = next(t for t in builtin.tasks if t.writable)
     bedits = list(btable.gold_actions)
-    results.append(bench_db("builtin", bpath, "", [e for e in bedits if not e.lstrip().upper().startswith("SELECT")] or bedits, args.repeat))
+    results.append(
+        bench_db(
+            "builtin",
+            bpath,
+            "",
+            [e for e in bedits if not e.lstrip().upper().startswith("SELECT")] or bedits,
+            args.repeat,
+        )
+    )
     if CHINOOK.is_file():
         chinook_edits = [
             "UPDATE invoices SET Total = Total + 1 WHERE InvoiceId = 1",
@@ -149,15 +166,21 @@ def main(argv: list[str] | None = None) -> int:
     read_task = next(t for t in builtin.tasks if not t.writable and t.answerable and t.gold_sql)
     overhead = {
         "builtin_select_1": bench_step_overhead(builtin, read_task, "SELECT 1", args.repeat),
-        "builtin_gold_sql": bench_step_overhead(builtin, read_task, read_task.gold_sql or "SELECT 1", args.repeat),
+        "builtin_gold_sql": bench_step_overhead(
+            builtin, read_task, read_task.gold_sql or "SELECT 1", args.repeat
+        ),
     }
 
-    print(f"{'db':10} {'copy reset':>11} {'write reset':>12} {'x':>6} {'read reset':>11} {'no copy':>8} "
-          f"{'sorted hash':>12} {'our digest':>11} {'x':>7} {'same':>5}")
+    print(
+        f"{'db':10} {'copy reset':>11} {'write reset':>12} {'x':>6} {'read reset':>11} {'no copy':>8} "
+        f"{'sorted hash':>12} {'our digest':>11} {'x':>7} {'same':>5}"
+    )
     for r in results:
-        print(f"{r['db']:10} {r['reset_naive_copy_us']:9.0f}us {r['reset_write_us']:10.0f}us {r['write_reset_speedup']:6.1f} "
-              f"{r['reset_read_us']:9.0f}us {str(r['read_reset_copies_nothing']):>8} {r['digest_sorted_us']:10.0f}us "
-              f"{r['digest_ours_us']:9.0f}us {r['digest_speedup']:7.1f} {str(r['same_match_decisions']):>5}")
+        print(
+            f"{r['db']:10} {r['reset_naive_copy_us']:9.0f}us {r['reset_write_us']:10.0f}us {r['write_reset_speedup']:6.1f} "
+            f"{r['reset_read_us']:9.0f}us {str(r['read_reset_copies_nothing']):>8} {r['digest_sorted_us']:10.0f}us "
+            f"{r['digest_ours_us']:9.0f}us {r['digest_speedup']:7.1f} {str(r['same_match_decisions']):>5}"
+        )
     for k, v in overhead.items():
         print(f"env overhead per step ({k}): {v:.1f} us (SQL time excluded)")
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -85,9 +85,13 @@ def main() -> int:
         image_digest(image, cfg)  # fills the per-image table cache once
         fill_s = time.perf_counter() - t0
         with image.reading() as master:
-            present = {r[0] for r in master.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+            present = {
+                r[0] for r in master.execute("SELECT name FROM sqlite_schema WHERE type='table'")
+            }
             n_rows = sum(
-                master.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in order if t in present
+                master.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+                for t in order
+                if t in present
             )
         tasks = [t for t in suite.tasks if t.db == name]
         cold, warm, up = [], [], []

@@ -69,7 +69,9 @@ def _guard(
 
 # --- shared options --------------------------------------------------------------------------
 def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
-    p.add_argument("--suite", required=single_policy, help="builtin, dysql, odutqa, or a .jsonl task file")
+    p.add_argument(
+        "--suite", required=single_policy, help="builtin, dysql, odutqa, or a .jsonl task file"
+    )
     if single_policy:
         p.add_argument(
             "--policy",

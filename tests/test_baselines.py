@@ -56,6 +56,10 @@ def test_abstain_all_phi_equals_unanswerable_share(env: ClarifySQLEnv) -> None:
 
 
 def test_random_policy_is_reproducible(env: ClarifySQLEnv) -> None:
-    a = [run_episode(env, make_policy("random:3"), t.id, seed=1).reward for t in env.suite.tasks[:40]]
-    b = [run_episode(env, make_policy("random:3"), t.id, seed=1).reward for t in env.suite.tasks[:40]]
+    a = [
+        run_episode(env, make_policy("random:3"), t.id, seed=1).reward for t in env.suite.tasks[:40]
+    ]
+    b = [
+        run_episode(env, make_policy("random:3"), t.id, seed=1).reward for t in env.suite.tasks[:40]
+    ]
     assert a == b

@@ -12,8 +12,14 @@ import pytest
 
 def clarisql(*args: str, cache: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CLARISQL_CACHE_DIR": str(cache)}
-    return subprocess.run([sys.executable, "-m", "clarisql", *args], input=stdin, capture_output=True,
-                          text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "clarisql", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 @pytest.fixture(scope="module")

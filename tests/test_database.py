@@ -199,7 +199,10 @@ def test_statements_behave_as_autocommit_when_sqlite_rolls_back(small_db: Path) 
         # an interrupted write: SQLite rolls back the whole transaction; only this statement may go
         slow = "UPDATE sales SET price = (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c) WHERE id = 2"
         assert s.execute(slow).error_kind == "timeout"
-        assert s.execute("SELECT price FROM sales WHERE id IN (1, 2) ORDER BY id").rows == [(0.0,), (102.0,)]
+        assert s.execute("SELECT price FROM sales WHERE id IN (1, 2) ORDER BY id").rows == [
+            (0.0,),
+            (102.0,),
+        ]
         # OR ROLLBACK on a constraint violation
         assert s.execute("INSERT INTO cities VALUES (5, 'Fifth')").ok
         res = s.execute("INSERT OR ROLLBACK INTO cities VALUES (1, 'Dup')")
@@ -222,6 +225,11 @@ def test_schema_changes_do_not_leak_into_the_next_episode(small_db: Path) -> Non
         assert s.execute("ALTER TABLE cities ADD COLUMN zone TEXT").ok
         assert s.execute("CREATE TABLE extra(a)").ok
     with img.session(True) as s:
-        names = [r[0] for r in s.execute("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").rows]
+        names = [
+            r[0]
+            for r in s.execute(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"
+            ).rows
+        ]
         assert names == ["cities", "kv", "log", "sales", "tags"]
         assert [r[1] for r in s.execute("PRAGMA table_info(cities)").rows] == ["id", "name"]
