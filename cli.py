@@ -26,6 +26,7 @@ class UserError(Exception):
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from tqdm import tqdm
@@ -37,10 +38,16 @@ def _demo(args: argparse.Namespace) -> int:
 
     env = ClarifySQLEnv("builtin", suite_kwargs={"seed": args.seed}, reward=args.rewards)
     tasks = env.suite.tasks[: args.max_episodes] if args.max_episodes else env.suite.tasks
-    table = Table(title=f"clarisql demo: built-in suite, {len(tasks)} tasks")
+    # a borderless table fits an 80-column terminal (rich's width when output is not a terminal)
+    table = Table(
+        title=f"clarisql demo: built-in suite, {len(tasks)} tasks",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("policy", no_wrap=True)
     for col in ("Pass@1", "φ_0", "φ_10", "ask/ep", "turns/ep", "reward"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     for name in args.policies:
         policy = make_policy(name)
         results = []

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from clarisql.envs.tasks import Label, Task, Underspec, save_tasks
+from clarisql.envs.tasks import Task, save_tasks
 
-from .conftest import build_small_db
+from .conftest import build_small_db, small_task
 
 
 def _have(module: str) -> bool:
@@ -47,74 +47,18 @@ _CACHE: dict[str, Path] = {}
 
 
 def small_tasks() -> list[Task]:
-    return [
-        Task(
-            id="r/from",
-            db="small.sqlite",
-            utterance="What is the total price of sales in Riverton?",
-            category="from",
-            gold_sql="SELECT sum(price) FROM sales WHERE city_id = 1 AND year = 2020",
-            underspecs=[Underspec(Label("Missing", "", "year"), "2020")],
-        ),
-        Task(
-            id="r/where",
-            db="small.sqlite",
-            utterance="How much did Projekt 3 sell for?",
-            category="where",
-            gold_sql="SELECT price FROM sales WHERE project = 'Project 3'",
-            underspecs=[Underspec(Label("not-exist", "Projekt 3", "project"), "Project 3")],
-        ),
-        Task(
-            id="r/ok1",
-            db="small.sqlite",
-            utterance="How many sales are there?",
-            gold_sql="SELECT count(*) FROM sales",
-        ),
-        Task(
-            id="r/ok2",
-            db="small.sqlite",
-            utterance="List the city names.",
-            gold_sql="SELECT name FROM cities",
-        ),
-        Task(
-            id="r/ok3",
-            db="small.sqlite",
-            utterance="What is the highest sale price?",
-            gold_sql="SELECT max(price) FROM sales",
-        ),
-        Task(
-            id="r/sel",
-            db="small.sqlite",
-            utterance="Tell me about Project 5.",
-            category="select",
-            gold_sql="SELECT price FROM sales WHERE project = 'Project 5'",
-            underspecs=[Underspec(Label("intent"), "its price")],
-        ),
-        Task(
-            id="w/1",
-            db="small.sqlite",
-            utterance="Add the city Eastham with id 3.",
-            category="write",
-            writable=True,
-            gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
-        ),
-        Task(
-            id="u/1",
-            db="small.sqlite",
-            utterance="Write a poem about Riverton.",
-            category="unanswerable:non-sql",
-            answerable=False,
-            unanswerable_kind="non-sql",
-        ),
-        Task(
-            id="u/2",
-            db="small.sqlite",
-            utterance="What will prices be in 2030?",
-            category="unanswerable:external-knowledge",
-            answerable=False,
-            unanswerable_kind="external-knowledge",
-        ),
+    kinds = [
+        ("from", "r/from"),
+        ("where", "r/where"),
+        ("count", "r/ok1"),
+        ("names", "r/ok2"),
+        ("max", "r/ok3"),
+        ("select", "r/sel"),
+        ("write", "w/1"),
+        ("poem", "u/1"),
+        ("future", "u/2"),
     ]
+    return [small_task(kind, task_id) for kind, task_id in kinds]
 
 
 def task_file() -> Path:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
+from clarisql.envs.tasks import Label, Task, Underspec
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CHINOOK = (
     SHARED_DATA
@@ -73,3 +75,74 @@ def build_small_db(path: Path) -> Path:
 @pytest.fixture
 def small_db(tmp_path: Path) -> Path:
     return build_small_db(tmp_path / "small.sqlite")
+
+
+# Tasks over :func:`build_small_db`, one per kind, shared by the env and training tests.
+SMALL_GOLD_FROM = "SELECT sum(price) FROM sales WHERE city_id = 1 AND year = 2020"
+
+
+def small_task(kind: str, task_id: str) -> Task:
+    """One task of ``kind`` over the small database: from, where, select, ordered, count, names,
+    max, write, poem (unanswerable non-sql), future (unanswerable external knowledge)."""
+    db = "small.sqlite"
+    simple = {
+        "ordered": (
+            "Prices of 2019 sales, cheapest first.",
+            "SELECT price FROM sales WHERE year = 2019 ORDER BY price",
+        ),
+        "count": ("How many sales are there?", "SELECT count(*) FROM sales"),
+        "names": ("List the city names.", "SELECT name FROM cities"),
+        "max": ("What is the highest sale price?", "SELECT max(price) FROM sales"),
+    }
+    if kind in simple:
+        utterance, sql = simple[kind]
+        return Task(id=task_id, db=db, utterance=utterance, gold_sql=sql)
+    if kind == "from":
+        return Task(
+            id=task_id,
+            db=db,
+            utterance="What is the total price of sales in Riverton?",
+            category="from",
+            gold_sql=SMALL_GOLD_FROM,
+            underspecs=[Underspec(Label("Missing", "", "year"), "2020")],
+        )
+    if kind == "where":
+        return Task(
+            id=task_id,
+            db=db,
+            utterance="How much did Projekt 3 sell for?",
+            category="where",
+            gold_sql="SELECT price FROM sales WHERE project = 'Project 3'",
+            underspecs=[Underspec(Label("not-exist", "Projekt 3", "project"), "Project 3")],
+        )
+    if kind == "select":
+        return Task(
+            id=task_id,
+            db=db,
+            utterance="Tell me about Project 5.",
+            category="select",
+            gold_sql="SELECT price FROM sales WHERE project = 'Project 5'",
+            underspecs=[Underspec(Label("intent"), "its price")],
+        )
+    if kind == "write":
+        return Task(
+            id=task_id,
+            db=db,
+            utterance="Add the city Eastham with id 3.",
+            category="write",
+            writable=True,
+            gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
+        )
+    unanswerable = {
+        "poem": ("Write a poem about Riverton.", "non-sql"),
+        "future": ("What will prices be in 2030?", "external-knowledge"),
+    }
+    utterance, why = unanswerable[kind]
+    return Task(
+        id=task_id,
+        db=db,
+        utterance=utterance,
+        category=f"unanswerable:{why}",
+        answerable=False,
+        unanswerable_kind=why,
+    )

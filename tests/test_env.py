@@ -11,55 +11,24 @@ from gymnasium.utils.env_checker import check_env
 
 import clarisql  # noqa: F401  (registers the env)
 from clarisql.envs.env import ClarifySQLEnv
-from clarisql.envs.tasks import Label, Task, Underspec, save_tasks
+from clarisql.envs.tasks import Task, save_tasks
 
-from .conftest import build_small_db, sha256
-
-GOLD = "SELECT sum(price) FROM sales WHERE city_id = 1 AND year = 2020"
+from .conftest import SMALL_GOLD_FROM as GOLD
+from .conftest import build_small_db, sha256, small_task
 
 
 @pytest.fixture
 def suite_file(tmp_path: Path) -> Path:
     build_small_db(tmp_path / "small.sqlite")
     tasks = [
-        Task(
-            id="read/from",
-            db="small.sqlite",
-            utterance="What is the total price of sales in Riverton?",
-            category="from",
-            gold_sql=GOLD,
-            underspecs=[Underspec(Label("Missing", "", "year"), "2020")],
-        ),
-        Task(
-            id="read/where",
-            db="small.sqlite",
-            utterance="How much did Projekt 3 sell for?",
-            category="where",
-            gold_sql="SELECT price FROM sales WHERE project = 'Project 3'",
-            underspecs=[Underspec(Label("not-exist", "Projekt 3", "project"), "Project 3")],
-        ),
-        Task(
-            id="read/ordered",
-            db="small.sqlite",
-            utterance="Prices of 2019 sales, cheapest first.",
-            gold_sql="SELECT price FROM sales WHERE year = 2019 ORDER BY price",
-        ),
-        Task(
-            id="write/1",
-            db="small.sqlite",
-            utterance="Add the city Eastham with id 3.",
-            category="write",
-            writable=True,
-            gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
-        ),
-        Task(
-            id="unans/1",
-            db="small.sqlite",
-            utterance="Write a poem about Riverton.",
-            answerable=False,
-            unanswerable_kind="non-sql",
-            category="unanswerable:non-sql",
-        ),
+        small_task(kind, task_id)
+        for kind, task_id in [
+            ("from", "read/from"),
+            ("where", "read/where"),
+            ("ordered", "read/ordered"),
+            ("write", "write/1"),
+            ("poem", "unans/1"),
+        ]
     ]
     return save_tasks(tasks, tmp_path / "tasks.jsonl")
 

@@ -105,32 +105,12 @@ def save_checkpoint(
     return d
 
 
-def evaluate_checkpoint(
-    path_or_policy: str | Path | HFPolicy,
-    env: ClarifySQLEnv,
-    task_ids: Sequence[str],
-    *,
-    max_new_tokens: int = 256,
-    temperature: float = 0.0,
-    seed: int = 0,
-) -> dict[str, Any]:
-    """Evaluate with ``hf:`` and :func:`run_episode`: mean reward, summary metrics, per-episode rows."""
-    from clarisql.policies import make_policy
-    from clarisql.rollouts.episode import run_episode
+def _eval_summary(results: list[Any]) -> dict[str, Any]:
+    """Mean reward, summary metrics and a short line per episode for a list of episode results."""
     from clarisql.rollouts.metrics import records_from_results, summary_metrics
 
-    if isinstance(path_or_policy, HFPolicy):
-        policy = path_or_policy
-    else:
-        policy = make_policy(
-            f"hf:{path_or_policy}",
-            max_new_tokens=max_new_tokens,
-            temperature=temperature,
-            seed=seed,
-        )
-    results = [run_episode(env, policy, tid, seed=seed + i) for i, tid in enumerate(task_ids)]
     n = max(len(results), 1)
-    out = {
+    return {
         "n_episodes": len(results),
         "mean_reward": sum(r.reward for r in results) / n,
         "metrics": summary_metrics(records_from_results(results)),
@@ -145,7 +125,32 @@ def evaluate_checkpoint(
             for r in results
         ],
     }
-    return out
+
+
+def evaluate_checkpoint(
+    path_or_policy: str | Path | HFPolicy,
+    env: ClarifySQLEnv,
+    task_ids: Sequence[str],
+    *,
+    max_new_tokens: int = 256,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Evaluate with ``hf:`` and :func:`run_episode`: mean reward, summary metrics, per-episode rows."""
+    from clarisql.policies import make_policy
+    from clarisql.rollouts.episode import run_episode
+
+    if isinstance(path_or_policy, HFPolicy):
+        policy = path_or_policy
+    else:
+        policy = make_policy(
+            f"hf:{path_or_policy}",
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            seed=seed,
+        )
+    results = [run_episode(env, policy, tid, seed=seed + i) for i, tid in enumerate(task_ids)]
+    return _eval_summary(results)
 
 
 def evaluate_batched(
@@ -160,7 +165,6 @@ def evaluate_batched(
     machinery's :func:`~clarisql.rollouts.episode.run_episode_batch` on ``batch_size`` envs
     (``make_env_fn()``), one :meth:`HFPolicy.act_batch` call per round."""
     from clarisql.rollouts.episode import run_episode_batch
-    from clarisql.rollouts.metrics import records_from_results, summary_metrics
 
     envs = [make_env_fn() for _ in range(max(1, min(batch_size, len(task_ids))))]
     results: dict[str, Any] = {}
@@ -180,22 +184,7 @@ def evaluate_batched(
     if errors:
         raise RuntimeError(f"evaluation failed on {len(errors)} episode(s): {errors[0]}")
     ordered = [results[t] for t in task_ids if t in results]
-    n = max(len(ordered), 1)
-    return {
-        "n_episodes": len(ordered),
-        "mean_reward": sum(r.reward for r in ordered) / n,
-        "metrics": summary_metrics(records_from_results(ordered)),
-        "episodes": [
-            {
-                "task_id": r.task_id,
-                "category": r.category,
-                "reward": r.reward,
-                "correct": r.correct,
-                "actions": [t.get("action") for t in r.turns],
-            }
-            for r in ordered
-        ],
-    }
+    return _eval_summary(ordered)
 
 
 def write_json(path: str | Path, data: Any) -> Path:

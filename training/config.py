@@ -158,7 +158,10 @@ RUN_CONFIGS: dict[str, type[TrainConfig]] = {
 _NESTED = {"model": ModelConfig, "env": EnvConfig, "data": DataConfig, "eval": EvalConfig}
 
 
-def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
+def build_dataclass(cls: type, data: Mapping[str, Any] | None, where: str) -> Any:
+    """``cls(**data)`` for a config dataclass; :class:`ConfigError` naming ``where`` for a
+    non-mapping or an unknown key. Nested sections of a run config are built the same way."""
+    data = {} if data is None else data
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where or 'top level'}: expected a mapping, got {type(data).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
@@ -170,7 +173,7 @@ def _build(cls: type, data: Mapping[str, Any], where: str) -> Any:
     kw = {}
     for k, v in data.items():
         if k in _NESTED and cls in RUN_CONFIGS.values():
-            kw[k] = _build(_NESTED[k], v or {}, f"{where}.{k}" if where else k)
+            kw[k] = build_dataclass(_NESTED[k], v or {}, f"{where}.{k}" if where else k)
         else:
             kw[k] = v
     return cls(**kw)
@@ -242,7 +245,7 @@ def load_config(spec: str | Path | Mapping[str, Any], overrides: Sequence[str] =
     if trainer not in RUN_CONFIGS:
         raise ConfigError(f"{where}: 'trainer' must be one of {list(TRAINERS)}, got {trainer!r}")
     try:
-        cfg = _build(RUN_CONFIGS[trainer], data, "")
+        cfg = build_dataclass(RUN_CONFIGS[trainer], data, "")
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
     except TypeError as e:

@@ -41,6 +41,7 @@ from torch import nn
 
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.policies.hf import ChatFormat, HFPolicy
+from clarisql.training.config import build_dataclass
 from clarisql.training.rollout import TokenEpisode, collect_episodes
 
 
@@ -80,13 +81,7 @@ class PPOConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> PPOConfig:
-        d = dict(d or {})
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(
-                f"ppo: unknown key(s) {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}"
-            )
-        return cls(**d)
+        return build_dataclass(cls, d, "ppo")
 
 
 class PolicyWithValue(nn.Module):

@@ -25,6 +25,7 @@ from typing import Any
 
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.policies.hf import ChatFormat, tool_schemas
+from clarisql.training.config import build_dataclass
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 ADDED_TOKENS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
@@ -46,13 +47,7 @@ class TinySpec:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> TinySpec:
-        d = dict(d or {})
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(
-                f"tiny model spec: unknown key(s) {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}"
-            )
-        return cls(**d)
+        return build_dataclass(cls, d, "tiny model spec")
 
 
 def chat_template() -> str:
