@@ -1,6 +1,6 @@
 """Training: configs, data, the TRL environment adapter, token rollouts, GAE, and SFT / GRPO / PPO
 end to end on a tiny locally built model (few steps; the checkpoint reloads with hf: and is
-evaluated with run_episode)."""
+evaluated by the rollout runner)."""
 
 from __future__ import annotations
 
@@ -267,17 +267,23 @@ def _config(tmp_path: Path, trainer: str, **extra) -> dict:
 
 
 def _check_run(summary: dict, out: Path) -> None:
+    from clarisql.cli import main
+
     final = Path(summary["checkpoint"])
     assert final == out / "final" and (final / "clarisql_format.json").is_file()
     assert (final / "tokenizer.json").is_file()
     ev = json.loads((out / "eval.json").read_text())
     assert ev["n_episodes"] == 2 and summary["eval"]["n_episodes"] == 2
-    # the checkpoint reloads with hf: and plays an episode through run_episode
-    policy = make_policy(summary["policy"], max_new_tokens=8)
-    env = ClarifySQLEnv(str(task_file()), **ENV_KW)
-    res = run_episode(env, policy, "r/ok2", seed=0)
-    assert res.summary["record"]["task_id"] == "r/ok2"
-    env.close()
+    # the checkpoint reloads with hf: and is evaluated by the rollout runner (clarisql eval)
+    assert summary["policy"] == f"hf:{final}"
+    run = out / "eval-runner"
+    argv = ["eval", "--suite", str(task_file()), "--policy", summary["policy"], "--out", str(run)]
+    argv += ["--max-episodes", "3", "--max-turns", "2", "--max-tokens", "8", "--batch-size", "3"]
+    assert main([*argv, "--no-progress"]) == 0
+    lines = (run / "trajectories.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(x)["turns"] for x in lines)
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["n_episodes"] == 3 and "pass@1" in metrics
 
 
 @needs_train
