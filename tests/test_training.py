@@ -40,6 +40,26 @@ def test_every_shipped_recipe_loads():
 
 
 @needs_train
+def test_accelerate_configs_load_with_accelerate():
+    """Accelerate's own loader builds each launch config (a dataclass: unknown keys fail)."""
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    folder = Path(__file__).resolve().parents[1] / "configs" / "accelerate"
+    kinds = {}
+    for path in sorted(folder.glob("*.yaml")):
+        c = load_config_from_file(str(path))
+        zero = (c.deepspeed_config or {}).get("zero_stage")
+        kinds[path.stem] = (str(c.distributed_type).split(".")[-1], zero)
+    assert kinds == {
+        "ddp": ("MULTI_GPU", None),
+        "deepspeed_zero2": ("DEEPSPEED", 2),
+        "deepspeed_zero3": ("DEEPSPEED", 3),
+        "fsdp": ("FSDP", None),
+        "multi_node_zero2": ("DEEPSPEED", 2),
+    }
+
+
+@needs_train
 def test_recipe_sections_are_valid_trl_configs(tmp_path):
     from trl import GRPOConfig, SFTConfig
 
