@@ -72,6 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sft-batch", type=int, default=8)
     ap.add_argument("--grpo-lr", type=float, default=1e-4)
     ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument(
+        "--reward",
+        default="default",
+        help="reward spec for GRPO and both evaluations (preset name or YAML path)",
+    )
+    ap.add_argument(
+        "--sft-from",
+        default=None,
+        help="reuse the SFT checkpoint of an earlier run (its OUT/sft) instead of training one",
+    )
     args = ap.parse_args(argv)
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -104,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                     "seed": args.seed,
                 }
             },
-            "env": {"suite": "builtin", "reward": "default", "max_turns": 4, "max_rows_shown": 5},
+            "env": {"suite": "builtin", "reward": args.reward, "max_turns": 4, "max_rows_shown": 5},
             "data": {"eval_fraction": 0.2, "split_seed": args.seed},
             "format": {"tools": True, "system": "brief", "include_schema": False},
             "warm_start": {
@@ -136,14 +146,26 @@ def main(argv: list[str] | None = None) -> int:
     held = interleave(held, suite, args.seed)[: args.eval_tasks]
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    source = model_source(cfg, suite)
-    timings["build_tiny_s"] = time.perf_counter() - t0
-
-    t = time.perf_counter()
-    sft_dir = sft_stage(
-        cfg, suite, fmt, source, train_ids, cfg.warm_start, out / "sft", report_to, merge_lora=True
-    )  # type: ignore[attr-defined]
-    timings["sft_s"] = time.perf_counter() - t
+    if args.sft_from:  # same seed and model flags as the run that trained it, or the split differs
+        sft_dir = Path(args.sft_from)
+        sft_log = sft_dir.parent / "trainer" / "sft" / "log_history.json"
+    else:
+        source = model_source(cfg, suite)
+        timings["build_tiny_s"] = time.perf_counter() - t0
+        t = time.perf_counter()
+        sft_dir = sft_stage(
+            cfg,
+            suite,
+            fmt,
+            source,
+            train_ids,
+            cfg.warm_start,
+            out / "sft",
+            report_to,
+            merge_lora=True,
+        )  # type: ignore[attr-defined]
+        timings["sft_s"] = time.perf_counter() - t
+        sft_log = out / "trainer" / "sft" / "log_history.json"
 
     def evaluate(path: Path) -> dict[str, Any]:
         policy = make_policy(f"hf:{path}", max_new_tokens=96, temperature=0.0, batch_size=16)
@@ -183,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         for h in hist
         if "rewards/ClarifySQLToolEnv/mean" in h
     ]
-    sft_hist = json.loads((out / "trainer" / "sft" / "log_history.json").read_text())
+    sft_hist = json.loads(sft_log.read_text())
     numbers = {
         "config": {k: v for k, v in vars(args).items()},
         "n_train_tasks": len(train_ids),
@@ -238,7 +260,8 @@ def plot(numbers: dict[str, Any], path: Path) -> None:
     a.plot(steps, smooth, label=f"moving mean ({k} steps)")
     a.set_xlabel("GRPO step")
     a.set_ylabel("training episode reward")
-    a.set_title("GRPO on the env reward (training tasks)")
+    reward = numbers["config"].get("reward", "default")
+    a.set_title(f"GRPO on the env reward ({reward} spec), training tasks")
     a.legend()
     cats = sorted(set(numbers["sft"]["by_category"]) | set(numbers["grpo"]["by_category"]))
     labels = ["all", *cats]
@@ -255,7 +278,7 @@ def plot(numbers: dict[str, Any], path: Path) -> None:
     b.bar([i + 0.2 for i in x], grpo, width=0.4, label="SFT + GRPO")
     b.set_xticks(list(x), labels, rotation=30, ha="right")
     b.set_ylabel("held-out mean episode reward")
-    b.set_title(f"held-out built-in tasks (n={numbers['n_heldout_tasks']})")
+    b.set_title(f"held-out built-in tasks (n={numbers['n_heldout_tasks']}), {reward} spec")
     b.axhline(0, color="black", lw=0.5)
     b.legend()
     fig.tight_layout()
