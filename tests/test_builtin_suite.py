@@ -16,11 +16,14 @@ import pytest
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.suites.builtin import (
     DB_FILE,
+    GENERATOR_VERSION,
     TASKS_FILE,
     build_builtin,
     builtin_folder,
     builtin_suite,
     default_cache_dir,
+    generator_fingerprint,
+    source_fingerprint,
 )
 from clarisql.envs.tasks import (
     CATEGORIES,
@@ -373,11 +376,27 @@ def test_default_cache_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv("CLARISQL_CACHE_DIR", str(tmp_path / "env-cache"))
     assert default_cache_dir() == tmp_path / "env-cache"
     assert builtin_folder(5).parent == tmp_path / "env-cache"
-    assert builtin_folder(5).name.startswith("builtin-v") and builtin_folder(5).name.endswith(
-        "-seed5"
-    )
+    assert builtin_folder(5).name == f"builtin-v{GENERATOR_VERSION}-{generator_fingerprint()}-seed5"
     monkeypatch.delenv("CLARISQL_CACHE_DIR")
     assert default_cache_dir() == Path.home() / ".cache" / "clarisql"
+
+
+def test_changed_generator_gets_a_new_cache_folder(tmp_path: Path) -> None:
+    """A suite cached by another generator (an older release, an edited checkout) is never
+    served: the folder name carries a hash of the generator's source files."""
+    import clarisql.envs.suites.builtin as gen
+
+    here = Path(gen.__file__).parent
+    copy = tmp_path / "src"
+    copy.mkdir()
+    for name in ("builtin.py", "builtin_db.py", "builtin_names.py"):
+        (copy / name).write_bytes((here / name).read_bytes())
+    fp = generator_fingerprint()
+    assert re.fullmatch(r"[0-9a-f]{12}", fp) and source_fingerprint(copy) == fp
+    assert fp in builtin_folder(0, tmp_path).name
+    with (copy / "builtin_db.py").open("a") as fh:
+        fh.write("\n# an edit\n")
+    assert source_fingerprint(copy) != fp
 
 
 def test_concurrent_builders(tmp_path: Path) -> None:

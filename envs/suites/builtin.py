@@ -6,9 +6,11 @@ Contract
 - Everything is generated from ``seed`` with a private ``random.Random(seed)`` (no global random,
   no time, no set/hash order): the same seed and :data:`GENERATOR_VERSION` give byte-identical
   ``tasks.jsonl`` and identical table contents on every machine.
-- The suite lives in ``<cache_dir>/builtin-v<GENERATOR_VERSION>-seed<seed>/`` (``builtin.sqlite`` and
-  ``tasks.jsonl``). ``cache_dir`` defaults to ``$CLARISQL_CACHE_DIR`` or ``~/.cache/clarisql``.
-  A folder holding both files is reused as is; otherwise both are generated (well under a second)
+- The suite lives in ``<cache_dir>/builtin-v<GENERATOR_VERSION>-<fingerprint>-seed<seed>/``
+  (``builtin.sqlite`` and ``tasks.jsonl``). ``cache_dir`` defaults to ``$CLARISQL_CACHE_DIR`` or
+  ``~/.cache/clarisql``. The fingerprint hashes the generator's source files, so a changed
+  generator (a new release, an edited checkout) never reuses a suite an older one cached. A
+  folder holding both files is reused as is; otherwise both are generated (well under a second)
   into temporary files in that folder and moved into place with :func:`os.replace`, so concurrent
   builders never expose a half-written file. Bump :data:`GENERATOR_VERSION` whenever the output
   changes.
@@ -33,6 +35,8 @@ underspecified and unanswerable tasks the naive SQL runs but gives a different r
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import random
 import re
@@ -102,10 +106,36 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "clarisql"
 
 
+#: The modules whose code decides the generated database and tasks.
+_GENERATOR_SOURCES = ("builtin.py", "builtin_db.py", "builtin_names.py")
+
+
+def source_fingerprint(folder: str | Path) -> str:
+    """12 hex digits of a hash of the generator's source files in ``folder``."""
+    h = hashlib.blake2b(str(GENERATOR_VERSION).encode(), digest_size=6)
+    for name in _GENERATOR_SOURCES:
+        try:
+            h.update(name.encode() + b"\0" + (Path(folder) / name).read_bytes())
+        except OSError:  # sources not shipped (a bytecode-only install): the release decides
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                h.update(version("clarisql").encode())
+            except PackageNotFoundError:
+                pass
+    return h.hexdigest()
+
+
+@functools.cache
+def generator_fingerprint() -> str:
+    """The fingerprint of this generator (part of the cache folder name)."""
+    return source_fingerprint(Path(__file__).resolve().parent)
+
+
 def builtin_folder(seed: int = 0, cache_dir: str | Path | None = None) -> Path:
     """The cache folder of the built-in suite for ``seed`` (not created)."""
     base = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return base / f"builtin-v{GENERATOR_VERSION}-seed{int(seed)}"
+    return base / f"builtin-v{GENERATOR_VERSION}-{generator_fingerprint()}-seed{int(seed)}"
 
 
 def builtin_suite(seed: int = 0, cache_dir: str | Path | None = None) -> Suite:
@@ -116,7 +146,12 @@ def builtin_suite(seed: int = 0, cache_dir: str | Path | None = None) -> Suite:
         build_builtin(folder, seed)
     tasks = load_tasks(tasks_path)
     spec = DatabaseSpec(name=DB_KEY, path=db_path.resolve(), description=DESCRIPTION)
-    meta = {"seed": int(seed), "generator_version": GENERATOR_VERSION, "folder": str(folder)}
+    meta = {
+        "seed": int(seed),
+        "generator_version": GENERATOR_VERSION,
+        "generator_fingerprint": generator_fingerprint(),
+        "folder": str(folder),
+    }
     return Suite(name="builtin", tasks=tasks, databases={DB_KEY: spec}, metadata=meta)
 
 
@@ -1910,6 +1945,8 @@ __all__ = [
     "builtin_folder",
     "builtin_suite",
     "default_cache_dir",
+    "generator_fingerprint",
+    "source_fingerprint",
     "generate_builtin",
     "TASKS_FILE",
 ]

@@ -255,8 +255,11 @@ def odutqa_suite(data: str | Path | None = None, cache_dir: str | Path | None = 
     from clarisql.rewards.match import execution_match
 
     records, captions = load_records(data)
+    # the folder name covers the records and this module's code, so neither a changed data folder
+    # nor a changed synthesizer reuses an old database
     digest = hashlib.sha256(
         json.dumps([records, captions], ensure_ascii=False, sort_keys=True).encode()
+        + Path(__file__).read_bytes()
     ).hexdigest()[:12]
     folder = Path(cache_dir) if cache_dir else default_cache_dir()
     folder = folder / f"odutqa-v{GENERATOR_VERSION}-{digest}"
