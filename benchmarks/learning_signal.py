@@ -1,10 +1,13 @@
-"""Learning signal: does GRPO on the environment's reward beat SFT alone? (CPU, about 20 minutes)
+"""Learning signal: does GRPO on the environment's reward beat SFT alone? (CPU, about 10 minutes)
 
 1. Build a tiny random-initialised model and a local tokenizer for the built-in suite
    (:mod:`clarisql.training.tiny`; no download).
 2. SFT warm start on oracle trajectories of the training split (TRL ``SFTTrainer``).
 3. GRPO from the SFT checkpoint on the env reward (TRL ``GRPOTrainer`` with the
    :class:`ClarifySQLToolEnv` adapter); TRL logs through ``report_to`` (TensorBoard when installed).
+   The reward spec defaults to ``reliability_phi10`` (TrustSQL's φ_10): under ``default`` a
+   stop without an answer costs nothing and a malformed turn only -0.1, too weak a contrast for
+   this tiny model (see the README for both).
 4. Evaluate both checkpoints on the same held-out built-in tasks with the ``hf:`` policy (greedy,
    batched :func:`run_episode_batch`), per category too.
 5. Write ``learning_signal.json`` (numbers) and ``learning_signal.png`` (GRPO training curve and
@@ -13,6 +16,7 @@
 Not a CI test: it prints numbers; whether GRPO helps is reported, not asserted.
 
     python benchmarks/learning_signal.py [--out benchmarks/out/learning_signal] [--seed 0]
+        [--reward default] [--grpo-steps 200] [--sft-from OUT/sft]
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="benchmarks/out/learning_signal")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sft-steps", type=int, default=300)
-    ap.add_argument("--grpo-steps", type=int, default=60)
+    ap.add_argument("--grpo-steps", type=int, default=100)
     ap.add_argument("--num-generations", type=int, default=8)
     ap.add_argument(
         "--eval-tasks",
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, default=1.0)
     ap.add_argument(
         "--reward",
-        default="default",
+        default="reliability_phi10",
         help="reward spec for GRPO and both evaluations (preset name or YAML path)",
     )
     ap.add_argument(
