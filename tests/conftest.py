@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from pathlib import Path
 
@@ -81,68 +82,55 @@ def small_db(tmp_path: Path) -> Path:
 SMALL_GOLD_FROM = "SELECT sum(price) FROM sales WHERE city_id = 1 AND year = 2020"
 
 
-def small_task(kind: str, task_id: str) -> Task:
-    """One task of ``kind`` over the small database: from, where, select, ordered, count, names,
-    max, write, poem (unanswerable non-sql), future (unanswerable external knowledge)."""
-    db = "small.sqlite"
-    simple = {
-        "ordered": (
-            "Prices of 2019 sales, cheapest first.",
-            "SELECT price FROM sales WHERE year = 2019 ORDER BY price",
-        ),
-        "count": ("How many sales are there?", "SELECT count(*) FROM sales"),
-        "names": ("List the city names.", "SELECT name FROM cities"),
-        "max": ("What is the highest sale price?", "SELECT max(price) FROM sales"),
-    }
-    if kind in simple:
-        utterance, sql = simple[kind]
-        return Task(id=task_id, db=db, utterance=utterance, gold_sql=sql)
-    if kind == "from":
-        return Task(
-            id=task_id,
-            db=db,
-            utterance="What is the total price of sales in Riverton?",
-            category="from",
-            gold_sql=SMALL_GOLD_FROM,
-            underspecs=[Underspec(Label("Missing", "", "year"), "2020")],
-        )
-    if kind == "where":
-        return Task(
-            id=task_id,
-            db=db,
-            utterance="How much did Projekt 3 sell for?",
-            category="where",
-            gold_sql="SELECT price FROM sales WHERE project = 'Project 3'",
-            underspecs=[Underspec(Label("not-exist", "Projekt 3", "project"), "Project 3")],
-        )
-    if kind == "select":
-        return Task(
-            id=task_id,
-            db=db,
-            utterance="Tell me about Project 5.",
-            category="select",
-            gold_sql="SELECT price FROM sales WHERE project = 'Project 5'",
-            underspecs=[Underspec(Label("intent"), "its price")],
-        )
-    if kind == "write":
-        return Task(
-            id=task_id,
-            db=db,
-            utterance="Add the city Eastham with id 3.",
-            category="write",
-            writable=True,
-            gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
-        )
-    unanswerable = {
-        "poem": ("Write a poem about Riverton.", "non-sql"),
-        "future": ("What will prices be in 2030?", "external-knowledge"),
-    }
-    utterance, why = unanswerable[kind]
-    return Task(
-        id=task_id,
-        db=db,
-        utterance=utterance,
-        category=f"unanswerable:{why}",
+_SMALL_TASKS: dict[str, dict] = {
+    "from": dict(
+        utterance="What is the total price of sales in Riverton?",
+        category="from",
+        gold_sql=SMALL_GOLD_FROM,
+        underspecs=[Underspec(Label("Missing", "", "year"), "2020")],
+    ),
+    "where": dict(
+        utterance="How much did Projekt 3 sell for?",
+        category="where",
+        gold_sql="SELECT price FROM sales WHERE project = 'Project 3'",
+        underspecs=[Underspec(Label("not-exist", "Projekt 3", "project"), "Project 3")],
+    ),
+    "select": dict(
+        utterance="Tell me about Project 5.",
+        category="select",
+        gold_sql="SELECT price FROM sales WHERE project = 'Project 5'",
+        underspecs=[Underspec(Label("intent"), "its price")],
+    ),
+    "ordered": dict(
+        utterance="Prices of 2019 sales, cheapest first.",
+        gold_sql="SELECT price FROM sales WHERE year = 2019 ORDER BY price",
+    ),
+    "count": dict(utterance="How many sales are there?", gold_sql="SELECT count(*) FROM sales"),
+    "names": dict(utterance="List the city names.", gold_sql="SELECT name FROM cities"),
+    "max": dict(
+        utterance="What is the highest sale price?", gold_sql="SELECT max(price) FROM sales"
+    ),
+    "write": dict(
+        utterance="Add the city Eastham with id 3.",
+        category="write",
+        writable=True,
+        gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
+    ),
+    "poem": dict(
+        utterance="Write a poem about Riverton.",
+        category="unanswerable:non-sql",
         answerable=False,
-        unanswerable_kind=why,
-    )
+        unanswerable_kind="non-sql",
+    ),
+    "future": dict(
+        utterance="What will prices be in 2030?",
+        category="unanswerable:external-knowledge",
+        answerable=False,
+        unanswerable_kind="external-knowledge",
+    ),
+}
+
+
+def small_task(kind: str, task_id: str) -> Task:
+    """A fresh task of ``kind`` (a key of ``_SMALL_TASKS``) over :func:`build_small_db`."""
+    return Task(id=task_id, db="small.sqlite", **copy.deepcopy(_SMALL_TASKS[kind]))
