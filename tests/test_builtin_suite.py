@@ -25,6 +25,7 @@ from clarisql.envs.suites.builtin import (
     generator_fingerprint,
     source_fingerprint,
 )
+from clarisql.envs.synth.domain import CARD_FILE
 from clarisql.envs.tasks import (
     CATEGORIES,
     SCOPE_KINDS,
@@ -388,7 +389,7 @@ def test_cache_is_reused(tmp_path: Path) -> None:
     folder = builtin_folder(3, tmp_path)
     assert Path(s1.metadata["folder"]) == folder
     stamps = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
-    assert set(stamps) == {DB_FILE, TASKS_FILE}  # no temporary files left behind
+    assert set(stamps) == {DB_FILE, TASKS_FILE, CARD_FILE}  # no temporary files left behind
     s2 = builtin_suite(seed=3, cache_dir=str(tmp_path))
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == stamps
     assert [t.to_dict() for t in s2.tasks] == [t.to_dict() for t in s1.tasks]
@@ -415,7 +416,7 @@ def test_changed_generator_gets_a_new_cache_folder(tmp_path: Path) -> None:
     here = Path(gen.__file__).parent
     copy = tmp_path / "src"
     copy.mkdir()
-    for name in ("builtin.py", "builtin_db.py", "builtin_names.py"):
+    for name in gen.GENERATOR_SOURCES:
         (copy / name).write_bytes((here / name).read_bytes())
     fp = generator_fingerprint()
     assert re.fullmatch(r"[0-9a-f]{12}", fp) and source_fingerprint(copy) == fp
@@ -443,7 +444,7 @@ def test_concurrent_builders(tmp_path: Path) -> None:
     assert all(p.returncode == 0 for p in procs), outs
     assert len({o.strip() for o, _ in outs}) == 1
     folder = builtin_folder(7, tmp_path)
-    assert sorted(p.name for p in folder.iterdir()) == sorted([DB_FILE, TASKS_FILE])
+    assert sorted(p.name for p in folder.iterdir()) == sorted([DB_FILE, TASKS_FILE, CARD_FILE])
     ref = build_builtin(tmp_path / "ref", seed=7)
     assert (folder / TASKS_FILE).read_bytes() == ref[1].read_bytes()
 
