@@ -75,97 +75,113 @@ class Intents(Reads):
         return Q("intent_finance_city_biggest", text, measures=measures)
 
     def loc_intent_q(self, kind: str, d: District) -> Q | None:
+        """An intent question of ``kind`` (project, sales, developer, auctions, bidder) on ``d``."""
+        make = {
+            "project": self._intent_project,
+            "sales": self._intent_sales,
+            "developer": self._intent_developer,
+            "auctions": self._intent_auctions,
+        }.get(kind, self._intent_bidder)
+        return make(d)
+
+    def _intent_project(self, d: District) -> Q | None:
         rng = self.rng
-        if kind == "project":
-            pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
-            w = f"WHERE project_name = {ENT}"
-            measures = [
-                (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
-                (
-                    f"SELECT SUM(total_price) FROM {TBL} {w}",
-                    "I want the total sales value, the sum of the total price",
-                ),
-                (
-                    f"SELECT ROUND(AVG(unit_price), 2) FROM {TBL} {w}",
-                    "I want the average unit price",
-                ),
-                (
-                    f"SELECT ROUND(SUM(area_sqm), 1) FROM {TBL} {w}",
-                    "I want the total area sold in square metres",
-                ),
-            ]
-            text = rng.choice((f"How did {ENT} do {LOC}?", f"How is {ENT} selling {LOC}?"))
-            return Q("intent_project", text, ent=pj, ent_slot="project", measures=measures)
-        if kind == "sales":
-            y = rng.choice(
-                self.col(f"SELECT DISTINCT substr(sale_date, 1, 4) FROM {d.sales} ORDER BY 1")
+        pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+        w = f"WHERE project_name = {ENT}"
+        measures = [
+            (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
+            (
+                f"SELECT SUM(total_price) FROM {TBL} {w}",
+                "I want the total sales value, the sum of the total price",
+            ),
+            (
+                f"SELECT ROUND(AVG(unit_price), 2) FROM {TBL} {w}",
+                "I want the average unit price",
+            ),
+            (
+                f"SELECT ROUND(SUM(area_sqm), 1) FROM {TBL} {w}",
+                "I want the total area sold in square metres",
+            ),
+        ]
+        text = rng.choice((f"How did {ENT} do {LOC}?", f"How is {ENT} selling {LOC}?"))
+        return Q("intent_project", text, ent=pj, ent_slot="project", measures=measures)
+
+    def _intent_sales(self, d: District) -> Q | None:
+        rng = self.rng
+        y = rng.choice(
+            self.col(f"SELECT DISTINCT substr(sale_date, 1, 4) FROM {d.sales} ORDER BY 1")
+        )
+        w = f"WHERE sale_date BETWEEN '{y}-01-01' AND '{y}-12-31'"
+        measures = [
+            (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
+            (
+                f"SELECT ROUND(AVG(unit_price), 2) FROM {TBL} {w}",
+                "I want the average unit price",
+            ),
+            (
+                f"SELECT SUM(total_price) FROM {TBL} {w}",
+                "I want the total sales value, the sum of the total price",
+            ),
+        ]
+        text = rng.choice(
+            (
+                f"How was the property market {LOC} in {y}?",
+                f"What did the housing market look like {LOC} in {y}?",
             )
-            w = f"WHERE sale_date BETWEEN '{y}-01-01' AND '{y}-12-31'"
-            measures = [
-                (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
-                (
-                    f"SELECT ROUND(AVG(unit_price), 2) FROM {TBL} {w}",
-                    "I want the average unit price",
-                ),
-                (
-                    f"SELECT SUM(total_price) FROM {TBL} {w}",
-                    "I want the total sales value, the sum of the total price",
-                ),
-            ]
-            text = rng.choice(
-                (
-                    f"How was the property market {LOC} in {y}?",
-                    f"What did the housing market look like {LOC} in {y}?",
-                )
+        )
+        return Q("intent_market", text, measures=measures)
+
+    def _intent_developer(self, d: District) -> Q | None:
+        rng = self.rng
+        dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
+        w = f"WHERE developer = {ENT}"
+        measures = [
+            (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
+            (
+                f"SELECT SUM(total_price) FROM {TBL} {w}",
+                "I want the total sales value, the sum of the total price",
+            ),
+            (
+                f"SELECT COUNT(DISTINCT project_name) FROM {TBL} {w}",
+                "I want the number of projects it sold",
+            ),
+        ]
+        return Q(
+            "intent_developer",
+            f"How did {ENT} do {LOC}?",
+            ent=dev,
+            ent_slot="enterprise",
+            measures=measures,
+        )
+
+    def _intent_auctions(self, d: District) -> Q | None:
+        rng = self.rng
+        use = rng.choice(
+            self.col(f"SELECT DISTINCT land_use FROM {d.auctions} WHERE status = 'sold' ORDER BY 1")
+        )
+        w = f"WHERE land_use = '{use}'"
+        measures = [
+            (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of auctions"),
+            (f"SELECT MAX(winning_bid) FROM {TBL} {w}", "I want the highest winning bid"),
+            (
+                f"SELECT ROUND(SUM(area_sqm), 1) FROM {TBL} {w}",
+                "I want the total land area in square metres",
+            ),
+            (
+                f"SELECT ROUND(AVG(reserve_price), 2) FROM {TBL} {w}",
+                "I want the average reserve price",
+            ),
+        ]
+        text = rng.choice(
+            (
+                f"Tell me about the {use} land auctions {LOC}.",
+                f"What about {use} land auctions {LOC}?",
             )
-            return Q("intent_market", text, measures=measures)
-        if kind == "developer":
-            dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
-            w = f"WHERE developer = {ENT}"
-            measures = [
-                (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
-                (
-                    f"SELECT SUM(total_price) FROM {TBL} {w}",
-                    "I want the total sales value, the sum of the total price",
-                ),
-                (
-                    f"SELECT COUNT(DISTINCT project_name) FROM {TBL} {w}",
-                    "I want the number of projects it sold",
-                ),
-            ]
-            return Q(
-                "intent_developer",
-                f"How did {ENT} do {LOC}?",
-                ent=dev,
-                ent_slot="enterprise",
-                measures=measures,
-            )
-        if kind == "auctions":
-            use = rng.choice(
-                self.col(
-                    f"SELECT DISTINCT land_use FROM {d.auctions} WHERE status = 'sold' ORDER BY 1"
-                )
-            )
-            w = f"WHERE land_use = '{use}'"
-            measures = [
-                (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of auctions"),
-                (f"SELECT MAX(winning_bid) FROM {TBL} {w}", "I want the highest winning bid"),
-                (
-                    f"SELECT ROUND(SUM(area_sqm), 1) FROM {TBL} {w}",
-                    "I want the total land area in square metres",
-                ),
-                (
-                    f"SELECT ROUND(AVG(reserve_price), 2) FROM {TBL} {w}",
-                    "I want the average reserve price",
-                ),
-            ]
-            text = rng.choice(
-                (
-                    f"Tell me about the {use} land auctions {LOC}.",
-                    f"What about {use} land auctions {LOC}?",
-                )
-            )
-            return Q("intent_land_use", text, measures=measures)
+        )
+        return Q("intent_land_use", text, measures=measures)
+
+    def _intent_bidder(self, d: District) -> Q | None:
+        rng = self.rng
         bidders = self.col(
             f"SELECT DISTINCT winning_bidder FROM {d.auctions} WHERE winning_bidder IS NOT NULL ORDER BY 1"
         )

@@ -22,126 +22,124 @@ class Reads(Questions):
     # well-specified
     # ========================================================================================
     def well_specified_makers(self) -> list[Callable[[], DomainDraft | None]]:
-        def loc_maker(kind: str) -> Callable[[], DomainDraft | None]:
-            def make() -> DomainDraft | None:
-                d = self.pick_district()
-                q = self.loc_q(kind, d)
-                if q is None:
-                    return None
-                t = self.table_of(kind, d)
-                sql = q.render_sql(t)
-                return DomainDraft(
-                    q.name,
-                    "well-specified",
-                    q.render_text(self.loc(d.city, d.name)),
-                    [t],
-                    gold_sql=sql,
-                    naive_sql=sql,
-                    check=q.render_check(t),
-                )
-
-            return make
-
-        def fin_maker(company: bool) -> Callable[[], DomainDraft | None]:
-            def make() -> DomainDraft | None:
-                y = self.rng.choice(FIN_YEARS)
-                q = self.fin_company_q(self.fin_company(y)) if company else self.fin_general_q(y)
-                t = f"enterprise_finance_{y}"
-                sql = q.render_sql(t)
-                return DomainDraft(
-                    q.name,
-                    "well-specified",
-                    q.render_text(self.year_phrase(y)),
-                    [t],
-                    gold_sql=sql,
-                    naive_sql=sql,
-                )
-
-            return make
-
-        def change() -> DomainDraft | None:
-            y1, y2 = sorted(self.rng.sample(FIN_YEARS, 2))
-            co = self.fin_company(y1, also=(y2,))
-            col = self.rng.choice(list(MEASURES))
-            t1, t2 = f"enterprise_finance_{y1}", f"enterprise_finance_{y2}"
-            diff = f"b.{col} - a.{col}" if col == "employees" else f"ROUND(b.{col} - a.{col}, 2)"
-            sql = (
-                f"SELECT {diff} FROM {t2} AS b, {t1} AS a "
-                f"WHERE a.company_name = {sql_str(co)} AND b.company_name = {sql_str(co)}"
-            )
-            text = f"By how much did the {MEASURES[col][0]} of {co} change from {y1} to {y2}?"
-            return DomainDraft(
-                "finance_change", "well-specified", text, [t1, t2], gold_sql=sql, naive_sql=sql
-            )
-
-        def parcel() -> DomainDraft | None:
-            d = self.pick_district()
-            codes = self.col(
-                f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1"
-            )
-            if not codes:
-                return None
-            code = self.rng.choice(codes)
-            sql = (
-                f"SELECT winning_bidder, winning_bid FROM {d.auctions} WHERE parcel_code = '{code}'"
-            )
-            text = f"Who won the auction for parcel {code} {self.loc(d.city, d.name)}, and at what price?"
-            return DomainDraft(
-                "auction_parcel_winner",
-                "well-specified",
-                text,
-                [d.auctions],
-                gold_sql=sql,
-                naive_sql=sql,
-            )
-
-        def cross() -> DomainDraft | None:
-            d = self.pick_district()
-            y = self.rng.choice(FIN_YEARS)
-            t = f"enterprise_finance_{y}"
-            codes = self.col(
-                f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1"
-            )
-            if not codes:
-                return None
-            code = self.rng.choice(codes)
-            col = self.rng.choice(list(MEASURES))
-            sql = (
-                f"SELECT {col} FROM {t} WHERE company_name = "
-                f"(SELECT winning_bidder FROM {d.auctions} WHERE parcel_code = '{code}')"
-            )
-            text = (
-                f"What {MEASURES[col][2]} the {y} {MEASURES[col][0]} of the company that won parcel {code} "
-                f"{self.loc(d.city, d.name)}?"
-            )
-            return DomainDraft(
-                "cross_parcel_winner_finance",
-                "well-specified",
-                text,
-                [d.auctions, t],
-                gold_sql=sql,
-                naive_sql=sql,
-            )
-
         return [
-            loc_maker("sales"),
-            fin_maker(True),
-            loc_maker("auctions"),
-            loc_maker("project"),
-            fin_maker(False),
-            loc_maker("developer"),
-            loc_maker("bidder"),
-            change,
-            loc_maker("sales"),
-            fin_maker(True),
-            loc_maker("auctions"),
-            parcel,
-            cross,
+            self._ws_loc_maker("sales"),
+            self._ws_fin_maker(True),
+            self._ws_loc_maker("auctions"),
+            self._ws_loc_maker("project"),
+            self._ws_fin_maker(False),
+            self._ws_loc_maker("developer"),
+            self._ws_loc_maker("bidder"),
+            self._ws_change,
+            self._ws_loc_maker("sales"),
+            self._ws_fin_maker(True),
+            self._ws_loc_maker("auctions"),
+            self._ws_parcel,
+            self._ws_cross,
         ]
 
     # ========================================================================================
     # unanswerable
     # ========================================================================================
+
+    def _ws_loc_maker(self, kind: str) -> Callable[[], DomainDraft | None]:
+        def make() -> DomainDraft | None:
+            d = self.pick_district()
+            q = self.loc_q(kind, d)
+            if q is None:
+                return None
+            t = self.table_of(kind, d)
+            sql = q.render_sql(t)
+            return DomainDraft(
+                q.name,
+                "well-specified",
+                q.render_text(self.loc(d.city, d.name)),
+                [t],
+                gold_sql=sql,
+                naive_sql=sql,
+                check=q.render_check(t),
+            )
+
+        return make
+
+    def _ws_fin_maker(self, company: bool) -> Callable[[], DomainDraft | None]:
+
+        def make() -> DomainDraft | None:
+            y = self.rng.choice(FIN_YEARS)
+            q = self.fin_company_q(self.fin_company(y)) if company else self.fin_general_q(y)
+            t = f"enterprise_finance_{y}"
+            sql = q.render_sql(t)
+            return DomainDraft(
+                q.name,
+                "well-specified",
+                q.render_text(self.year_phrase(y)),
+                [t],
+                gold_sql=sql,
+                naive_sql=sql,
+            )
+
+        return make
+
+    def _ws_change(self) -> DomainDraft | None:
+        y1, y2 = sorted(self.rng.sample(FIN_YEARS, 2))
+        co = self.fin_company(y1, also=(y2,))
+        col = self.rng.choice(list(MEASURES))
+        t1, t2 = f"enterprise_finance_{y1}", f"enterprise_finance_{y2}"
+        diff = f"b.{col} - a.{col}" if col == "employees" else f"ROUND(b.{col} - a.{col}, 2)"
+        sql = (
+            f"SELECT {diff} FROM {t2} AS b, {t1} AS a "
+            f"WHERE a.company_name = {sql_str(co)} AND b.company_name = {sql_str(co)}"
+        )
+        text = f"By how much did the {MEASURES[col][0]} of {co} change from {y1} to {y2}?"
+        return DomainDraft(
+            "finance_change", "well-specified", text, [t1, t2], gold_sql=sql, naive_sql=sql
+        )
+
+    def _ws_parcel(self) -> DomainDraft | None:
+        d = self.pick_district()
+        codes = self.col(f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1")
+        if not codes:
+            return None
+        code = self.rng.choice(codes)
+        sql = f"SELECT winning_bidder, winning_bid FROM {d.auctions} WHERE parcel_code = '{code}'"
+        text = (
+            f"Who won the auction for parcel {code} {self.loc(d.city, d.name)}, and at what price?"
+        )
+        return DomainDraft(
+            "auction_parcel_winner",
+            "well-specified",
+            text,
+            [d.auctions],
+            gold_sql=sql,
+            naive_sql=sql,
+        )
+
+    def _ws_cross(self) -> DomainDraft | None:
+        d = self.pick_district()
+        y = self.rng.choice(FIN_YEARS)
+        t = f"enterprise_finance_{y}"
+        codes = self.col(f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1")
+        if not codes:
+            return None
+        code = self.rng.choice(codes)
+        col = self.rng.choice(list(MEASURES))
+        sql = (
+            f"SELECT {col} FROM {t} WHERE company_name = "
+            f"(SELECT winning_bidder FROM {d.auctions} WHERE parcel_code = '{code}')"
+        )
+        text = (
+            f"What {MEASURES[col][2]} the {y} {MEASURES[col][0]} of the company that won parcel {code} "
+            f"{self.loc(d.city, d.name)}?"
+        )
+        return DomainDraft(
+            "cross_parcel_winner_finance",
+            "well-specified",
+            text,
+            [d.auctions, t],
+            gold_sql=sql,
+            naive_sql=sql,
+        )
+
     def unanswerable_makers(self) -> dict[str, list[Callable[[], DomainDraft | None]]]:
         return {
             kind: [self.unanswerable_maker(kind, *spec) for spec in specs]
