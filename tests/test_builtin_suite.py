@@ -384,6 +384,21 @@ def test_deterministic(built: tuple[Suite, Path], tmp_path: Path) -> None:
     assert len(other) >= 300
 
 
+#: sha256 of seed 0's tasks.jsonl per GENERATOR_VERSION: a change of the generated tasks must come
+#: with a bumped version (the cache folder's name), and a refactoring must keep the bytes.
+TASKS_SHA256 = {2: "c12316a8ecb08dab83b3a09c7e5fccbcc1648325c9b233e1e01213b8bcfa34ae"}
+
+
+def test_output_pinned_per_generator_version(built: tuple[Suite, Path]) -> None:
+    import hashlib
+
+    data = (builtin_folder(0, built[1]) / TASKS_FILE).read_bytes()
+    assert GENERATOR_VERSION in TASKS_SHA256, "new version: add its tasks.jsonl digest here"
+    assert hashlib.sha256(data).hexdigest() == TASKS_SHA256[GENERATOR_VERSION], (
+        "the built-in tasks changed: bump GENERATOR_VERSION (and re-measure the README numbers)"
+    )
+
+
 def test_cache_is_reused(tmp_path: Path) -> None:
     s1 = builtin_suite(seed=3, cache_dir=tmp_path)
     folder = builtin_folder(3, tmp_path)

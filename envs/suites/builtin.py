@@ -7,12 +7,13 @@ Contract
   no time, no set/hash order): the same seed and :data:`GENERATOR_VERSION` give byte-identical
   ``tasks.jsonl`` and identical table contents on every machine.
 - The suite lives in ``<cache_dir>/builtin-v<GENERATOR_VERSION>-<fingerprint>-seed<seed>/``
-  (``builtin.sqlite`` and ``tasks.jsonl``). ``cache_dir`` defaults to ``$CLARISQL_CACHE_DIR`` or
-  ``~/.cache/clarisql``. The fingerprint hashes the generator's source files, so a changed
-  generator (a new release, an edited checkout) never reuses a suite an older one cached. A
-  folder holding both files is reused as is; otherwise both are generated (well under a second)
-  into temporary files in that folder and moved into place with :func:`os.replace`, so concurrent
-  builders never expose a half-written file. Bump :data:`GENERATOR_VERSION` whenever the output
+  (``builtin.sqlite``, ``tasks.jsonl`` and a ``SUITE.md`` card). ``cache_dir`` defaults to
+  ``$CLARISQL_CACHE_DIR`` or ``~/.cache/clarisql``. The fingerprint hashes the generator's source
+  files (:data:`GENERATOR_SOURCES` and the engine's checks), so a changed generator (a new
+  release, an edited checkout) never reuses a suite an older one cached. A folder holding the
+  database and the task file is reused as is; otherwise the suite is generated (about a second)
+  into temporary files in that folder and moved into place with :func:`os.replace`, so
+  concurrent builders never expose a half-written file. Bump :data:`GENERATOR_VERSION` whenever the output
   changes.
 
 The database (in the spirit of ODUTQA-MDC, where choosing the table is part of the task)

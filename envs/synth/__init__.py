@@ -19,6 +19,9 @@ Contract
   tasks ``synth/NNNN`` and writes ``tasks.jsonl`` (the :class:`clarisql.envs.tasks.Task` schema)
   beside the database, plus ``SUITE.md``. The same SOURCEs, seed and options give a
   byte-identical ``tasks.jsonl``. Bad input raises :class:`SynthError` with one readable line.
+- :mod:`.domain` is the plug-in seam for hand-written domains (an invented database and its
+  phrasings, e.g. the built-in suite): the domain supplies makers per category, the engine the
+  quotas, the checks above on the data, dedup, ids, order and the published folder.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ Contract
   :class:`Quota`: a label, an exact count and maker callables that return a :class:`DomainDraft`
   or ``None``), and ``tidy(text)`` (its phrasing clean-up).
 - The engine (:func:`generate_domain`) builds the database from ``random.Random(seed)``, asks the
-  plan for its quotas and calls each quota's makers round-robin (a maker that fails three times in
-  a row yields its turn) until the count is met; a quota it cannot meet raises
+  plan for its quotas and calls each quota's makers round-robin (after every third rejected
+  draft the next maker takes the turn) until the count is met; a quota it cannot meet raises
   :class:`DomainError` (a domain bug, never a short suite). Each draft is verified by
   :func:`check_draft` on the database, through the same read-only sandbox and the same answer
   comparison (:func:`~clarisql.envs.synth.verify.same_answer`) and state digest the environment
