@@ -150,7 +150,8 @@ GENERATOR_SOURCES = (
 )
 #: The engine's modules that decide which drafts are kept (part of the fingerprint too).
 _ENGINE_SOURCES = tuple(
-    Path(__file__).resolve().parent.parent / "synth" / n for n in ("domain.py", "verify.py")
+    Path(__file__).resolve().parent.parent / "synth" / n
+    for n in ("domain.py", "verify.py", "layers/common.py", "layers/unanswerable.py")
 )
 
 

@@ -56,6 +56,7 @@ from typing import Any, Protocol
 
 from clarisql.envs.database import SessionLimits
 from clarisql.envs.digest import session_digest
+from clarisql.envs.synth.layers.common import misspell_word
 from clarisql.envs.synth.layers.unanswerable import words
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import UNANSWERABLE_KINDS, Task, Underspec, save_tasks
@@ -313,15 +314,7 @@ def misspell(rng: random.Random, text: str, forbidden: Sequence[str]) -> str | N
     bad = {f.casefold() for f in forbidden} | {text.casefold()}
     for _ in range(12):
         i = rng.choice(idxs)
-        w = ws[i]
-        j = rng.randrange(1, len(w) - 2)
-        op = rng.randrange(3)
-        if op == 0:
-            nw = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
-        elif op == 1:
-            nw = w[:j] + w[j + 1 :]
-        else:
-            nw = w[: j + 1] + w[j] + w[j + 1 :]
+        nw = misspell_word(rng, ws[i])
         cand = " ".join([*ws[:i], nw, *ws[i + 1 :]])
         if cand.casefold() not in bad:
             return cand

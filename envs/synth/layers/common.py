@@ -281,6 +281,18 @@ def default_value(col: ColumnProfile, values: Sequence[Any]) -> Any:
 
 
 # --- surfaces (abbreviations and misspellings) -------------------------------------------------
+def misspell_word(rng: random.Random, word: str) -> str:
+    """``word`` with one letter swapped with the next, dropped or doubled (not the first or last
+    letter; ``word`` has >= 4 letters). Two draws from ``rng``: the position, then the edit."""
+    j = rng.randrange(1, len(word) - 2)
+    op = rng.randrange(3)
+    if op == 0:
+        return word[:j] + word[j + 1] + word[j] + word[j + 2 :]
+    if op == 1:
+        return word[:j] + word[j + 1 :]
+    return word[: j + 1] + word[j] + word[j + 1 :]
+
+
 def typo(rng: random.Random, text: str) -> str | None:
     """A one-letter misspelling (swap, drop or double) of one word of ``text`` of >= 4 letters."""
     words = text.split(" ")
@@ -288,16 +300,7 @@ def typo(rng: random.Random, text: str) -> str | None:
     if not idxs:
         return None
     i = rng.choice(idxs)
-    w = words[i]
-    j = rng.randrange(1, len(w) - 2)
-    op = rng.randrange(3)
-    if op == 0:
-        nw = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
-    elif op == 1:
-        nw = w[:j] + w[j + 1 :]
-    else:
-        nw = w[: j + 1] + w[j] + w[j + 1 :]
-    out = " ".join([*words[:i], nw, *words[i + 1 :]])
+    out = " ".join([*words[:i], misspell_word(rng, words[i]), *words[i + 1 :]])
     return None if out.casefold() == text.casefold() else out
 
 
