@@ -47,6 +47,11 @@ class Embedder:
         with self._lock:
             return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1))
 
+    def has_all(self, texts: Sequence[str]) -> bool:
+        """Whether every text is embedded already (cached)."""
+        with self._lock:
+            return all(t in self._cache for t in texts)
+
     def similarity(self, text: str, query: str) -> float:
         a, b = self.embed([text, query])
         return float(a @ b)

@@ -1,0 +1,127 @@
+"""SUQL's ranked lazy evaluation: ANSWER walks down a retrieval ranking until LIMIT rows pass.
+
+The ranking (embedder, query expansion, a slow or failing embedder or expansion) may change how
+many model calls a statement makes, never its result.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlite_utils
+
+from clarisql.envs import SessionLimits, get_image
+from clarisql.envs.suql import BackendError, OfflineBackend, compile_sql, using
+from clarisql.envs.suql.embed import HashingEmbedder
+from clarisql.envs.suql.runtime import UNRANKED, chunk_similarity
+
+ROMANTIC = {7, 130, 261, 388, 402}  # ids whose review supports "romantic" (in a paraphrase)
+
+
+def _db(path: Path, rows: int = 500) -> Path:
+    db = sqlite_utils.Database(path)
+    data = []
+    for i in range(1, rows + 1):
+        sents = [f"Visit number {i} was fine.", "The food came out hot."]
+        if i in ROMANTIC:
+            sents.append("Candle-lit tables." if i % 2 else "Intimate and softly lit.")
+        elif i % 40 == 0:
+            sents.append("Not romantic at all.")  # a denial with the keyword
+        data.append(
+            {"id": i, "kind": "a" if i % 3 else "b", "reviews": json.dumps([" ".join(sents)])}
+        )
+    db["r"].insert_all(data, pk="id")
+    return path
+
+
+Q = "SELECT id FROM r WHERE ANSWER(reviews, 'is it good for a romantic evening?') = 'Yes' LIMIT 5"
+
+
+def _run(img, sql: str, **cfg) -> tuple[set, object]:
+    with using(**cfg) as c:
+        c.cached.clear()
+        with img.session(False, SessionLimits(timeout_s=cfg.pop("_t", 30.0))) as s:
+            res = s.execute(sql)
+            assert res.ok, res.error
+            return {r[0] for r in res.rows}, s.extensions["suql"].current
+
+
+def test_ranked_lazy_evaluation_is_exact_under_every_ranking(tmp_path: Path) -> None:
+    img = get_image(_db(tmp_path / "r.sqlite"))
+    plan = compile_sql(Q, 0, rank=True)
+    assert "ranked" in plan.steps and "LIMIT -1" in plan.sql  # no top-k cut
+    naive, st0 = _run(img, Q.replace(" LIMIT 5", ""), backend="offline", embedder="none")
+    assert naive == ROMANTIC and st0.evaluations == 500
+    calls = {}
+    for expand in (False, True):
+        got, st = _run(img, Q, backend="offline", embedder="hashing", expand=expand)
+        assert got == ROMANTIC, expand  # the result never depends on the ranking
+        assert "ranked" in st.steps
+        calls[expand] = st.evaluations
+        assert st.expansion_calls == int(expand)
+    # the backend's expansion ("candle-lit tables", ...) puts the paraphrased rows first
+    assert calls[True] <= 10 < calls[False]
+    # SUQL's cut (k > 0) bounds the calls but may lose rows: here it does without expansion
+    cut, st = _run(img, Q, backend="offline", embedder="hashing", expand=False, k=2)
+    assert "prefilter top 10" in st.steps and st.evaluations <= 10 and cut < ROMANTIC
+
+
+def test_structural_order_is_walked_exactly(tmp_path: Path) -> None:
+    img = get_image(_db(tmp_path / "r.sqlite"))
+    sql = Q.replace(" LIMIT 5", " AND kind = 'a' ORDER BY id DESC LIMIT 2")
+    plan = compile_sql(sql, 0, rank=True)
+    assert "ranked" not in plan.steps and "lazy-limit" in plan.steps
+    got, st = _run(img, sql, backend="offline", embedder="hashing")
+    want = sorted((i for i in ROMANTIC if i % 3), reverse=True)[:2]
+    assert got == set(want)
+    assert st.evaluations <= 500 - 130  # stops at the second passing row in id order
+
+
+class _NoExpansion(OfflineBackend):
+    key = "offline-no-expansion"
+
+    def expand(self, question: str, timeout_s: float = 0.0) -> list[str]:
+        raise BackendError("expansion endpoint down")
+
+
+def test_failed_expansion_falls_back_to_the_question(tmp_path: Path) -> None:
+    img = get_image(_db(tmp_path / "r.sqlite"))
+    got, st = _run(img, Q, backend=_NoExpansion(), embedder="hashing", retries=0)
+    assert got == ROMANTIC and st.expansion_calls == 0
+
+
+class _SlowEmbedder(HashingEmbedder):
+    name = "slow"
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        time.sleep(0.2)
+        return super()._encode(texts)
+
+
+def test_slow_embedder_costs_calls_not_the_result(tmp_path: Path) -> None:
+    img = get_image(_db(tmp_path / "r.sqlite", rows=1500))
+    emb = _SlowEmbedder()
+    assert chunk_similarity(emb, "Never seen.", "q", only_cached=True) == UNRANKED
+    with using(backend="offline", embedder="hashing") as cfg:
+        cfg._embedder = emb
+        cfg.cached.clear()
+        with img.session(False, SessionLimits(timeout_s=0.9)) as s:
+            t0 = time.monotonic()
+            res = s.execute(Q)
+            assert time.monotonic() - t0 < 0.9 + 0.5
+    assert res.ok, res.error
+    assert {r[0] for r in res.rows} == ROMANTIC
+    assert 0 < len(emb._cache) < 1500  # the prewarm stopped at half the budget
+
+
+def test_defaults_are_exact_with_the_packaged_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from clarisql.envs import suql
+
+    monkeypatch.delenv("CLARISQL_SUQL_EMBEDDER", raising=False)
+    monkeypatch.delenv("CLARISQL_SUQL_K", raising=False)
+    cfg = suql._from_env()
+    assert cfg.embedder_name == "auto" and cfg.k == 0 and cfg.expand
