@@ -18,6 +18,7 @@ from clarisql.envs import SessionLimits, get_image
 from clarisql.envs.suql import BackendError, OfflineBackend, compile_sql, using
 from clarisql.envs.suql.embed import HashingEmbedder
 from clarisql.envs.suql.runtime import UNRANKED, chunk_similarity
+from tests._fake_openai import FakeOpenAI, completion
 
 ROMANTIC = {7, 130, 261, 388, 402}  # ids whose review supports "romantic" (in a paraphrase)
 
@@ -125,3 +126,34 @@ def test_defaults_are_exact_with_the_packaged_embedder(monkeypatch: pytest.Monke
     monkeypatch.delenv("CLARISQL_SUQL_K", raising=False)
     cfg = suql._from_env()
     assert cfg.embedder_name == "auto" and cfg.k == 0 and cfg.expand
+
+
+def test_openai_backend_expands_once_and_shares_the_circuit_breaker(tmp_path: Path) -> None:
+    img = get_image(_db(tmp_path / "r.sqlite", rows=60))
+
+    def behave(body: dict, n: int) -> tuple[int, bytes, float]:
+        prompt = body["messages"][0]["content"]
+        if prompt.startswith("Write up to five"):
+            reply = "1. Candle-lit tables.\n- Intimate and softly lit."
+        else:
+            reply = "Yes" if ("Candle-lit" in prompt or "Intimate" in prompt) else "No"
+        return 200, json.dumps(completion(reply)).encode(), 0.0
+
+    with FakeOpenAI(behave) as srv:
+        one = Q.replace("LIMIT 5", "LIMIT 1")
+        got, st = _run(img, one, backend=f"openai:m@{srv.url}", embedder="hashing")
+        assert got == {7} and st.expansion_calls == 1  # the one romantic row among 60
+        asks = [r["messages"][0]["content"] for r in srv.requests]
+        # the expansion ranks the paraphrased row first: one expansion, one ANSWER
+        assert asks[0].startswith("Write up to five") and len(asks) == 2
+    with FakeOpenAI() as srv:  # dead: bounded retries, then the breaker fails fast
+        srv.script = [(500, {"error": {"message": "boom"}}, 0.0)]
+        sql = "SELECT ANSWER(reviews, 'is it loud?') FROM r WHERE id = 1"
+        with using(backend=f"openai:m@{srv.url}", embedder="none", retries=2) as cfg:
+            cfg.cached.clear()
+            with img.session(False) as s:
+                res = s.execute(sql)
+                assert not res.ok and "HTTP 500" in res.error
+                n = len(srv.requests)
+                res = s.execute(sql)
+                assert not res.ok and "circuit open" in res.error and len(srv.requests) == n

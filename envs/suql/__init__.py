@@ -68,7 +68,7 @@ def make_backend(spec: str | Backend) -> Backend:
         return OfflineBackend()
     if spec.startswith("openai:") and "@" in spec:
         model, _, url = spec[len("openai:") :].partition("@")
-        return OpenAIBackend(model, url, api_key=os.environ.get("OPENAI_API_KEY", "EMPTY"))
+        return OpenAIBackend(model, url)
     raise ValueError(f"unknown SUQL backend {spec!r}: expected 'offline' or 'openai:MODEL@URL'")
 
 

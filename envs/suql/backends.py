@@ -136,8 +136,12 @@ class OfflineBackend:
 class OpenAIBackend:
     """ANSWER/SUMMARY by an OpenAI-compatible chat endpoint (vLLM, SGLang, OpenAI).
 
-    One chat completion per evaluation, temperature 0; the client's own retries are off (the
-    cache layer retries within the statement's time budget).
+    One chat completion per evaluation, temperature 0, through the shared
+    :class:`~clarisql.envs.chat_http.ChatClient` (per-call deadline = what is left of the
+    statement's budget; the endpoint's process-wide circuit breaker, so a dead server fails
+    fast across statements and episodes). The client's own retries are off: the cache layer
+    retries within the statement's time budget. ``Authorization`` is sent only when
+    ``$OPENAI_API_KEY`` (``api_key_env``) is set.
     """
 
     ANSWER_PROMPT = (
@@ -153,33 +157,41 @@ class OpenAIBackend:
     )
 
     def __init__(
-        self, model: str, base_url: str, api_key: str = "EMPTY", max_tokens: int = 64
+        self,
+        model: str,
+        base_url: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        max_tokens: int = 64,
+        timeout_s: float = 60.0,
     ) -> None:
-        from openai import OpenAI  # core dependency-free: only this backend needs openai
+        from clarisql.envs.chat_http import ChatClient, chat_endpoint
 
         self.model = model
         self.key = f"openai:{model}@{base_url}"
         self.max_tokens = max_tokens
-        self._client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+        self._client = ChatClient(
+            chat_endpoint(base_url),
+            timeout_s=timeout_s,
+            max_retries=0,
+            api_key_env=api_key_env,
+        )
 
     def _chat(self, prompt: str, timeout_s: float) -> str:
-        import openai
+        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
 
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
         try:
-            resp = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0,
-                max_tokens=self.max_tokens,
-                timeout=max(0.05, timeout_s),
-            )
-            content = resp.choices[0].message.content
-        except openai.APITimeoutError:
-            raise BackendError(f"{self.key}: no answer within {timeout_s:.2g} s") from None
-        except openai.OpenAIError as e:
-            raise BackendError(f"{self.key}: {type(e).__name__}: {str(e)[:200]}") from None
-        except (IndexError, AttributeError, TypeError, ValueError) as e:
-            raise BackendError(f"{self.key}: malformed reply ({e})") from None
+            reply = self._client.complete(body, deadline_s=max(0.05, timeout_s))
+            content = reply["choices"][0]["message"]["content"]
+        except (ChatHTTPError, ChatReplyError) as e:
+            raise BackendError(f"{self.key}: {e}") from None
+        except (IndexError, KeyError, TypeError) as e:
+            raise BackendError(f"{self.key}: malformed reply ({type(e).__name__})") from None
         if not isinstance(content, str):
             raise BackendError(f"{self.key}: the reply has no text")
         return content.strip()
