@@ -12,7 +12,8 @@ fails turns into an error result for that statement, never an exception out of t
 cosine between any chunk (sentence) of the text and the query or one of its expansions (the
 backend's :meth:`expand`, asked once per statement and query, cached; a failed expansion falls
 back to the query alone). Before a ranked statement the ranked column's chunks are embedded in
-batches with at most half the statement's time budget; rows whose chunks are still not
+batches with at most half the statement's time budget (loading the embedder model, once per
+process, is not counted); rows whose chunks are still not
 embedded then score below every embedded row (they are asked last), so a slow embedder costs
 calls, never a result or the statement.
 """
@@ -151,6 +152,12 @@ class SuqlRuntime:
             return sql
         self._plan = plan
         self.current.rewritten, self.current.steps = plan.rewritten, list(plan.steps)
+        if any(x == "ranked" or x.startswith("prefilter") for x in plan.steps):
+            try:  # loading the embedder (once per process) is not the statement's time
+                self.config.embedder()
+            except Exception:  # reported by suql_similarity in the statement
+                pass
+            self._deadline = time.monotonic() + self.session.limits.timeout_s
         if plan.prefilter_columns:
             try:
                 self._prewarm(plan.prefilter_columns)
