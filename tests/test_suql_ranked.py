@@ -175,3 +175,19 @@ def test_loading_the_embedder_is_not_the_statements_time(
             assert res.ok, res.error
             assert {r[0] for r in res.rows} == {i for i in ROMANTIC if i <= 200}  # both of them
             assert s.extensions["suql"].current.evaluations < 50
+
+
+def test_expansion_calls_count_as_model_calls_in_the_metrics(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from clarisql.rollouts.metrics import model_call_metrics
+
+    img = get_image(_db(tmp_path / "r.sqlite"))
+    with using(backend="offline", embedder="hashing") as cfg:
+        cfg.cached.clear()
+        with img.session(False) as s:
+            assert s.execute(Q).ok
+            ep = s.extensions["suql"].episode_stats()
+    assert ep["expansion_calls"] == 1 and ep["model_calls"] == ep["evaluations"] > 0
+    m = model_call_metrics([SimpleNamespace(suql=ep)])  # type: ignore[list-item]
+    assert m["model_calls"] == ep["model_calls"] + 1
