@@ -1,7 +1,7 @@
 """SUQL compiler benchmark: model calls of ANSWER filters under LIMIT, compiled vs per-row.
 
-Run: ``python benchmarks/bench_suql.py [--rows 10000] [--embedder minilm|hashing] [--k 10]
-[--json OUT]``. One table of ``--rows`` restaurants with a free-text ``reviews`` column, written
+Run: ``python benchmarks/bench_suql.py [--rows 10000] [--embedders hashing minilm]
+[--mentions 2] [--cut 10] [--json OUT]``. One table of ``--rows`` restaurants with a free-text ``reviews`` column, written
 from recorded facts with the SUQL lexicon's wordings (the offline backend reads them back
 exactly). For each of the lexicon's six concepts exactly 5 rows support it ("needles"; other
 rows hold fillers, other concepts' negative wordings that contain the keyword, and so on), so
@@ -11,12 +11,17 @@ Per query, side by side in one run:
 - **naive per-row evaluation**: ANSWER on every row the structural filters keep (what SQLite
   does for ``WHERE ANSWER(...)`` when the rows must all be seen: no LIMIT shortcut), counted by
   running the query without LIMIT and without the compiler;
-- **compiled** (DNF, structural first, prefilter top LIMIT × k by embedding similarity, lazy
-  evaluation): model calls, and whether the result equals the gold rows;
-- **prefilter recall**: share of the gold rows inside the top LIMIT × k candidates, for several k.
-Calls are counted as ANSWER evaluations (what a backend with no cache would be asked: texts
-repeat across rows here, so cache misses would flatter every variant). Retrieval, as in SUQL,
-scores a row by its best-matching chunk (sentence).
+- **compiled, exact** (the default: DNF, structural first, ranked lazy evaluation: ANSWER walks
+  down the retrieval ranking until LIMIT rows pass), per embedder, with and without query
+  expansion: model calls (ANSWER evaluations + query-expansion calls), and whether the result
+  equals the gold rows;
+- **compiled, SUQL's cut** (``--cut k``: only the top LIMIT × k ranked rows are asked), for
+  comparison: calls and whether the result is still right;
+- **ranking recall**: share of the gold rows inside the top LIMIT × k ranked rows, for several
+  k, and the depth (rank of the last gold row, = the exact mode's ANSWER calls here).
+Calls are counted as evaluations (what a backend with no cache would be asked: texts repeat
+across rows here, so cache misses would flatter every variant). Retrieval, as in SUQL, scores a
+row by its best-matching chunk (sentence), against the question and the backend's expansions.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.suql import get_config, make_embedder, using
+from clarisql.envs.suql import OfflineBackend, get_config, make_embedder, using
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.runtime import chunk_similarity, chunks
 
@@ -97,25 +102,44 @@ def run(sess, sql: str) -> tuple[list[tuple], int, float]:
     res = sess.execute(sql)
     if not res.ok:
         raise RuntimeError(f"{sql}: {res.error}")
+    st = sess.extensions["suql"].current
     # evaluations = model calls with no cache (texts repeat across rows; every call is counted)
-    return res.rows, sess.extensions["suql"].current.evaluations, time.perf_counter() - t0
+    return res.rows, st.evaluations + st.expansion_calls, time.perf_counter() - t0
 
 
-def recall_at(emb, values: list[str], ids: list[int], question: str, gold: list[int], ks) -> dict:
-    sims = np.array([chunk_similarity(emb, v, question) for v in values])
+class TriggerExpansion(OfflineBackend):
+    """The offline backend with a weaker expansion: only the trigger words of the concepts the
+    question names (a thesaurus), not the wordings the backend accepts as support."""
+
+    def expand(self, question: str, timeout_s: float = 0.0) -> list[str]:
+        return [t for c in L.concepts_in(question) for t in c.triggers]
+
+
+EXPANSIONS = {"wordings": OfflineBackend(), "triggers": TriggerExpansion(), "none": None}
+
+
+def ranking(emb, values: list[str], ids: list[int], queries: list[str], gold: list[int], ks):
+    """Recall of the gold rows in the top NEEDLES × k ranked rows, and the last gold row's rank."""
+    sims = np.array([chunk_similarity(emb, v, queries) for v in values])
     order = np.argsort(-sims, kind="stable")
-    out = {}
-    for k in ks:
-        top = {ids[i] for i in order[: NEEDLES * k]}
-        out[k] = len(top & set(gold)) / len(gold)
-    return out
+    rank = {ids[i]: r + 1 for r, i in enumerate(order)}
+    rec = {k: len({ids[i] for i in order[: NEEDLES * k]} & set(gold)) / len(gold) for k in ks}
+    return rec, max(rank[g] for g in gold)
+
+
+def _measure(img, limits, sql: str, gold: list[int], backend=None, **cfg) -> dict:
+    with using(backend=backend or OfflineBackend(), **cfg):
+        get_config().cached.clear()
+        with img.session(False, limits) as s:
+            rows, calls, secs = run(s, sql)
+    return {"calls": calls, "correct": sorted(r[0] for r in rows) == gold, "s": secs}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=10_000)
-    ap.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
-    ap.add_argument("--k", type=int, nargs="+", default=[10, 20], help="prefilter factors")
+    ap.add_argument("--embedders", nargs="+", default=["hashing", "minilm"])
+    ap.add_argument("--cut", type=int, default=10, help="k of SUQL's top LIMIT x k cut (compared)")
     ap.add_argument(
         "--mentions", type=int, default=2, help="positive sentences per needle row (default 2)"
     )
@@ -125,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     limits = SessionLimits(timeout_s=900.0, max_rows=1_000_000, max_bytes=1 << 30)
+    ks = (1, 2, 5, 10, 20)
+    variants = [(e, x) for e in args.embedders for x in EXPANSIONS]
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "bench.sqlite"
         needles = build(path, args.rows, args.denials, args.mentions)
@@ -132,76 +158,68 @@ def main(argv: list[str] | None = None) -> int:
         conn = sqlite3.connect(path)
         all_rows = conn.execute("SELECT id, cuisine, reviews FROM restaurants").fetchall()
         conn.close()
-        values = [r[2] for r in all_rows]
-        t0 = time.perf_counter()
-        emb = make_embedder(args.embedder)
-        emb.embed(sorted({c for v in values for c in chunks(v)}))
-        embed_s = time.perf_counter() - t0
+        values, ids = [r[2] for r in all_rows], [r[0] for r in all_rows]
+        embed_s = {}
+        for name in args.embedders:
+            t0 = time.perf_counter()
+            make_embedder(name).embed(sorted({c for v in values for c in chunks(v)}))
+            embed_s[name] = time.perf_counter() - t0
         results = []
         for c, question in QUESTIONS.items():
             gold = needles[c]
-            filt = f"ANSWER(reviews, '{question}') = 'Yes'"
-            sql = f"SELECT id FROM restaurants WHERE {filt} LIMIT {NEEDLES}"
-            with using(backend="offline", embedder="none", k=0):
-                get_config().cached.clear()
-                with img.session(False, limits) as s:  # naive: every row evaluated
-                    rows, naive_calls, naive_s = run(s, sql.replace(f" LIMIT {NEEDLES}", ""))
-                naive_ok = sorted(r[0] for r in rows) == gold
-                get_config().cached.clear()
-                with img.session(False, limits) as s:  # SQLite alone: stops at LIMIT, no ranking
-                    _, plain_calls, _ = run(s, sql)
-            compiled = {}
-            for k in args.k:
-                with using(backend="offline", embedder=args.embedder, k=k):
-                    get_config().cached.clear()
-                    with img.session(False, limits) as s:
-                        rows, calls, comp_s = run(s, sql)
-                compiled[k] = (calls, sorted(r[0] for r in rows) == gold, comp_s)
-            ks = sorted({1, 2, 5, *args.k})
-            rec = recall_at(emb, values, [r[0] for r in all_rows], question, gold, ks)
-            results.append(
-                {
-                    "concept": c,
-                    "naive_calls": naive_calls,
-                    "naive_correct": naive_ok,
-                    "sqlite_limit_calls": plain_calls,
-                    "compiled": {
-                        k: {"calls": c, "correct": ok, "ratio": c / naive_calls, "s": t}
-                        for k, (c, ok, t) in compiled.items()
-                    },
+            sql = f"SELECT id FROM restaurants WHERE ANSWER(reviews, '{question}') = 'Yes' LIMIT 5"
+            naive = _measure(img, limits, sql.replace(" LIMIT 5", ""), gold, embedder="none")
+            plain = _measure(img, limits, sql, gold, embedder="none")  # SQLite's LIMIT alone
+            row = {"concept": c, "naive": naive, "sqlite_limit": plain, "variants": {}}
+            for emb_name, expand in variants:
+                key = f"{emb_name}, expansion: {expand}"
+                be = EXPANSIONS[expand] or OfflineBackend()
+                cfg = {"embedder": emb_name, "expand": expand != "none", "backend": be}
+                queries = [question] + (be.expand(question) if expand != "none" else [])
+                rec, depth = ranking(make_embedder(emb_name), values, ids, queries, gold, ks)
+                row["variants"][key] = {
+                    "exact": _measure(img, limits, sql, gold, k=0, **cfg),
+                    "cut": _measure(img, limits, sql, gold, k=args.cut, **cfg),
                     "recall_at_k": rec,
-                    "naive_s": naive_s,
+                    "depth": depth,
                 }
-            )
-    print(
-        f"rows={args.rows} denials={args.denials} embedder={args.embedder} "
-        f"(embedding the chunks: {embed_s:.1f} s)"
-    )
-    head = ["criterion", "naive calls", "SQLite LIMIT alone"]
-    head += [f"compiled k={k}: calls (ratio, same result)" for k in args.k]
-    head += ["prefilter recall@k " + ",".join(map(str, ks))]
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    for r in results:
-        cells = [r["concept"], str(r["naive_calls"]), str(r["sqlite_limit_calls"])]
-        for k in args.k:
-            c = r["compiled"][k]
-            cells.append(
-                f"{c['calls']} ({100 * c['ratio']:.2f} %, {c['correct'] and r['naive_correct']})"
-            )
-        cells.append(", ".join(f"{v:.1f}" for v in r["recall_at_k"].values()))
-        print("| " + " | ".join(cells) + " |")
-    tot_n = sum(r["naive_calls"] for r in results)
-    for k in args.k:
-        tot_c = sum(r["compiled"][k]["calls"] for r in results)
-        right = sum(r["compiled"][k]["correct"] for r in results)
-        print(
-            f"k={k}: compiled {tot_c} / naive {tot_n} calls = {100 * tot_c / tot_n:.2f} %, "
-            f"same result on {right}/{len(results)} queries"
-        )
+            results.append(row)
+    _report(args, results, embed_s, ks)
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "results": results}, indent=1))
     return 0
+
+
+def _report(args, results: list[dict], embed_s: dict, ks) -> None:
+    print(
+        f"rows={args.rows} mentions={args.mentions} denials={args.denials} "
+        f"(embedding the chunks: {', '.join(f'{k} {v:.1f} s' for k, v in embed_s.items())})"
+    )
+    print(
+        "| criterion | ranking | naive calls | exact: calls (ratio, same result) | "
+        f"cut k={args.cut}: calls (same result) | recall@k {','.join(map(str, ks))} | depth |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        n = r["naive"]["calls"]
+        for key, v in r["variants"].items():
+            e, c = v["exact"], v["cut"]
+            ok = e["correct"] and r["naive"]["correct"]
+            print(
+                f"| {r['concept']} | {key} | {n} | {e['calls']} ({100 * e['calls'] / n:.2f} %, "
+                f"{ok}) | {c['calls']} ({c['correct']}) | "
+                f"{', '.join(f'{x:.1f}' for x in v['recall_at_k'].values())} | {v['depth']} |"
+            )
+    tot_n = sum(r["naive"]["calls"] for r in results)
+    for key in results[0]["variants"]:
+        for mode in ("exact", "cut"):
+            tot = sum(r["variants"][key][mode]["calls"] for r in results)
+            right = sum(r["variants"][key][mode]["correct"] for r in results)
+            worst = max(r["variants"][key][mode]["calls"] / r["naive"]["calls"] for r in results)
+            print(
+                f"{key:>30} {mode:>5}: {tot} / {tot_n} naive calls = {100 * tot / tot_n:.2f} % "
+                f"(worst query {100 * worst:.2f} %), same result on {right}/{len(results)}"
+            )
 
 
 if __name__ == "__main__":

@@ -300,16 +300,23 @@ class ChatClient:
         )
         self._client.backoff_s, self._client.jitter, self._client.sleep = backoff_s, jitter, sleep
 
-    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        """POST ``body`` (``model``, ``messages`` and any other fields); see the module docstring."""
+    def complete(self, body: dict[str, Any], deadline_s: float | None = None) -> dict[str, Any]:
+        """POST ``body`` (``model``, ``messages`` and any other fields); see the module docstring.
+
+        ``deadline_s``: this call's deadline when shorter than the client's (a caller's own
+        budget, e.g. a SQL statement's); it also caps each attempt.
+        """
         trial = self.breaker.before(self.url)
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        state = _CallState(self.timeout_s, time.monotonic() + self.deadline_s, no_auth=not key)
+        call_s = (
+            self.deadline_s if deadline_s is None else max(0.0, min(self.deadline_s, deadline_s))
+        )
+        state = _CallState(min(self.timeout_s, call_s), time.monotonic() + call_s, no_auth=not key)
         try:
             raw = _on_worker(
                 lambda: self._post(body, key, state, trial),
                 state.deadline,
-                f"no complete reply from {self.url} within the {self.deadline_s:g} s request deadline",
+                f"no complete reply from {self.url} within the {call_s:.3g} s request deadline",
             )
         except ChatHTTPError as e:
             if e.retryable:

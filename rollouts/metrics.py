@@ -351,14 +351,15 @@ def detection_metrics(stats: Sequence[EpisodeStats]) -> dict[str, Any]:
 def model_call_metrics(stats: Sequence[EpisodeStats]) -> dict[str, Any]:
     """SUQL's ANSWER/SUMMARY cost over episodes that report it (``{}`` when none does).
 
-    ``model_calls_per_episode``: backend calls (cache misses) per episode;
+    ``model_calls_per_episode``: backend calls (cache misses, query-expansion calls of the
+    retrieval ranking included) per episode;
     ``model_calls_per_query``: per SQL statement that called ANSWER/SUMMARY;
     ``model_cache_hit_rate``: cache hits / evaluations.
     """
     rep = [s.suql for s in stats if s.suql]
     if not rep:
         return {}
-    calls = sum(int(r.get("model_calls", 0)) for r in rep)
+    calls = sum(int(r.get("model_calls", 0)) + int(r.get("expansion_calls", 0)) for r in rep)
     queries = sum(int(r.get("queries", 0)) for r in rep)
     evals = sum(int(r.get("evaluations", 0)) for r in rep)
     hits = sum(int(r.get("cache_hits", 0)) for r in rep)

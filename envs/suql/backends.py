@@ -2,7 +2,9 @@
 
 A backend has a ``key`` (names it in the cache) and two methods, ``answer(texts, question,
 timeout_s)`` and ``summary(texts, timeout_s)``, each returning text or raising
-:class:`BackendError`. :class:`CachedBackend` wraps one: results are cached by
+:class:`BackendError`; optionally a third, ``expand(question, timeout_s) -> list[str]``: short
+passages a text that answers the question would contain (query expansion for the compiler's
+retrieval ranking, as in HyDE; it only orders the rows ANSWER is asked about, never the result). :class:`CachedBackend` wraps one: results are cached by
 ``(backend key, texts, question)``; a fault is retried a bounded number of times while the
 statement's time budget lasts, then raised as :class:`BackendError` with a message that says
 what failed (the session turns it into an error observation for that statement).
@@ -35,6 +37,12 @@ class Backend(Protocol):
     def answer(self, texts: list[str], question: str, timeout_s: float) -> str: ...
 
     def summary(self, texts: list[str], timeout_s: float) -> str: ...
+
+
+def expansions(backend: Any, question: str, timeout_s: float) -> list[str]:
+    """``backend.expand(question)`` when the backend has it, else ``[]``."""
+    fn = getattr(backend, "expand", None)
+    return list(fn(question, timeout_s)) if fn is not None else []
 
 
 def as_texts(value: Any) -> list[str]:
@@ -81,6 +89,10 @@ class OfflineBackend:
 
     SUMMARY(texts) is the first sentence of each of the first three texts, followed by
     ``"Mentions: ..."`` listing the lexicon concepts the texts support (lexicon order).
+
+    ``expand(question)`` (query expansion for retrieval) returns the wordings this backend
+    would accept as an answer: the positive wordings of the concepts a yes/no question names,
+    or the templates (value removed) of the slot a value question names; ``[]`` otherwise.
     """
 
     key = "offline"
@@ -114,12 +126,22 @@ class OfflineBackend:
             out += (" " if out else "") + "Mentions: " + ", ".join(found) + "."
         return out
 
+    def expand(self, question: str, timeout_s: float = 0.0) -> list[str]:
+        if L.is_wh_question(question):
+            slot = L.slot_in(question)
+            return [t.replace("{x}", "").strip() for t in slot.templates] if slot else []
+        return [w for c in L.concepts_in(question) for w in c.positive]
+
 
 class OpenAIBackend:
     """ANSWER/SUMMARY by an OpenAI-compatible chat endpoint (vLLM, SGLang, OpenAI).
 
-    One chat completion per evaluation, temperature 0; the client's own retries are off (the
-    cache layer retries within the statement's time budget).
+    One chat completion per evaluation, temperature 0, through the shared
+    :class:`~clarisql.envs.chat_http.ChatClient` (per-call deadline = what is left of the
+    statement's budget; the endpoint's process-wide circuit breaker, so a dead server fails
+    fast across statements and episodes). The client's own retries are off: the cache layer
+    retries within the statement's time budget. ``Authorization`` is sent only when
+    ``$OPENAI_API_KEY`` (``api_key_env``) is set.
     """
 
     ANSWER_PROMPT = (
@@ -128,35 +150,48 @@ class OpenAIBackend:
         "'unknown' when the text does not say.\n\nText:\n{text}\n\nQuestion: {question}"
     )
     SUMMARY_PROMPT = "Summarize the text below in at most three sentences.\n\nText:\n{text}"
+    EXPAND_PROMPT = (
+        "Write up to five short sentences, one per line, that a review or description would "
+        "contain if it answered this question (with 'yes' for a yes/no question). No numbering."
+        "\n\nQuestion: {question}"
+    )
 
     def __init__(
-        self, model: str, base_url: str, api_key: str = "EMPTY", max_tokens: int = 64
+        self,
+        model: str,
+        base_url: str,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        max_tokens: int = 64,
+        timeout_s: float = 60.0,
     ) -> None:
-        from openai import OpenAI  # core dependency-free: only this backend needs openai
+        from clarisql.envs.chat_http import ChatClient, chat_endpoint
 
         self.model = model
         self.key = f"openai:{model}@{base_url}"
         self.max_tokens = max_tokens
-        self._client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+        self._client = ChatClient(
+            chat_endpoint(base_url),
+            timeout_s=timeout_s,
+            max_retries=0,
+            api_key_env=api_key_env,
+        )
 
     def _chat(self, prompt: str, timeout_s: float) -> str:
-        import openai
+        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
 
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+        }
         try:
-            resp = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0,
-                max_tokens=self.max_tokens,
-                timeout=max(0.05, timeout_s),
-            )
-            content = resp.choices[0].message.content
-        except openai.APITimeoutError:
-            raise BackendError(f"{self.key}: no answer within {timeout_s:.2g} s") from None
-        except openai.OpenAIError as e:
-            raise BackendError(f"{self.key}: {type(e).__name__}: {str(e)[:200]}") from None
-        except (IndexError, AttributeError, TypeError, ValueError) as e:
-            raise BackendError(f"{self.key}: malformed reply ({e})") from None
+            reply = self._client.complete(body, deadline_s=max(0.05, timeout_s))
+            content = reply["choices"][0]["message"]["content"]
+        except (ChatHTTPError, ChatReplyError) as e:
+            raise BackendError(f"{self.key}: {e}") from None
+        except (IndexError, KeyError, TypeError) as e:
+            raise BackendError(f"{self.key}: malformed reply ({type(e).__name__})") from None
         if not isinstance(content, str):
             raise BackendError(f"{self.key}: the reply has no text")
         return content.strip()
@@ -168,6 +203,11 @@ class OpenAIBackend:
 
     def summary(self, texts: list[str], timeout_s: float = 10.0) -> str:
         return self._chat(self.SUMMARY_PROMPT.format(text="\n".join(texts)), timeout_s)
+
+    def expand(self, question: str, timeout_s: float = 10.0) -> list[str]:
+        reply = self._chat(self.EXPAND_PROMPT.format(question=question), timeout_s)
+        lines = (re.sub(r"^[\s\-*\d.)]+", "", ln).strip() for ln in reply.splitlines())
+        return [ln for ln in lines if ln][:5]
 
 
 class CachedBackend:
@@ -215,6 +255,8 @@ class CachedBackend:
             try:
                 if kind == "answer":
                     out = self.backend.answer(texts, question, left)
+                elif kind == "expand":
+                    out = "\n".join(expansions(self.backend, question, left))
                 else:
                     out = self.backend.summary(texts, left)
             except BackendError as e:
@@ -231,7 +273,7 @@ class CachedBackend:
                 time.sleep(
                     min(self.backoff_s * (2**attempt), max(0.0, deadline - time.monotonic()))
                 )
-        what = "ANSWER" if kind == "answer" else "SUMMARY"
+        what = {"answer": "ANSWER", "expand": "query expansion"}.get(kind, "SUMMARY")
         reason = str(last) if last else "the statement's time budget ran out"
         raise BackendError(
             f"{what} failed after {attempt + 1} attempt(s) on backend {self.backend.key}: {reason}"
@@ -245,4 +287,5 @@ __all__ = [
     "OfflineBackend",
     "OpenAIBackend",
     "as_texts",
+    "expansions",
 ]

@@ -13,13 +13,23 @@ For every SELECT whose WHERE calls ANSWER:
    other filters keep (SQLite evaluates CASE lazily; a bare AND gives no order guarantee).
    Disjunctions without free text come first.
 2. **Lazy evaluation under LIMIT.** With ``LIMIT n`` on a single-table SELECT (no GROUP BY,
-   aggregate or window), the rows that pass the structural filters are produced in the query's
-   ORDER BY order by a subquery with a LIMIT (which SQLite neither flattens nor pushes the outer
-   WHERE into), and the outer query filters them with ANSWER and stops at ``n`` rows.
-3. **Retrieval prefilter** (``k > 0``): the subquery keeps only the ``(n + offset) * k`` rows whose
-   texts are most similar to the ANSWER questions (``suql_similarity``, an embedding cosine), as
-   SUQL sends only the top LIMIT × k candidates to the model. This is the one rewrite that may
-   change a result: a row outside the top candidates is never asked about.
+   aggregate or window), the rows that pass the structural filters are produced in a chosen
+   order by a subquery with a LIMIT (which SQLite neither flattens nor pushes the outer WHERE
+   into), and the outer query filters them with ANSWER and stops at ``n`` rows. With an ORDER BY
+   that order is the query's own, so the result is exact: ANSWER is asked about the rows in
+   that order until ``n`` pass.
+3. **Ranked lazy evaluation** (``rank=True``, no ORDER BY): the subquery ranks the rows by how
+   similar their texts are to the ANSWER questions (``suql_similarity``: best chunk against the
+   question and its expansions) and ANSWER walks down that ranking until ``n`` rows pass (or
+   the rows run out). The ranking only decides which rows are asked first; the result is one
+   SQL allows (any ``n`` rows that pass), and when exactly ``n`` rows pass it is exactly them,
+   so no gold row is ever cut off. SQLite streams the ranked rows one at a time: the limiting
+   case of SUQL's growing batches, with the fewest calls a sequential backend can make.
+4. **SUQL's top-k cut** (``k > 0``, approximate, opt-in): the subquery keeps only the
+   ``(n + offset) * k`` best-ranked rows, as SUQL sends only the top LIMIT × k candidates to the
+   model; with an ORDER BY they are then sorted by it. This bounds the calls of a query with
+   fewer than ``n`` matches, and is the one rewrite that may change a result: a row outside the
+   top candidates is never asked about.
 """
 
 from __future__ import annotations
@@ -76,8 +86,12 @@ def _guarded(structural: list[exp.Expression], free: list[exp.Expression]) -> ex
     return exp.Case(ifs=[exp.If(this=_and(structural), true=body)], default=exp.Literal.number(0))
 
 
-def compile_sql(sql: object, k: int = 0) -> Plan:
-    """Compile one statement (see the module docstring); never raises."""
+def compile_sql(sql: object, k: int = 0, rank: bool = False) -> Plan:
+    """Compile one statement (see the module docstring); never raises.
+
+    ``rank``: rank rows by retrieval similarity for lazy evaluation (an embedder is available);
+    ``k > 0``: also cut the ranking at the top ``(LIMIT + OFFSET) * k`` rows (approximate).
+    """
     if not isinstance(sql, str):
         return Plan(sql)  # type: ignore[arg-type]
     low = sql.lower()
@@ -93,7 +107,7 @@ def compile_sql(sql: object, k: int = 0) -> Plan:
     plan = Plan(sql)
     try:
         for select in list(tree.find_all(exp.Select)):
-            _rewrite_select(select, k, plan)
+            _rewrite_select(select, k, rank, plan)
             _defer_projection(select, plan)
         if plan.steps:
             plan.sql = tree.sql(dialect="sqlite")
@@ -103,7 +117,7 @@ def compile_sql(sql: object, k: int = 0) -> Plan:
     return plan
 
 
-def _rewrite_select(select: exp.Select, k: int, plan: Plan) -> None:
+def _rewrite_select(select: exp.Select, k: int, rank: bool, plan: Plan) -> None:
     where = select.args.get("where")
     if where is None or not has_free_text(where.this):
         return
@@ -126,7 +140,7 @@ def _rewrite_select(select: exp.Select, k: int, plan: Plan) -> None:
         )
     select.set("where", exp.Where(this=new_where))
     plan.steps.append("dnf+structural-first")
-    _lazy(select, disjuncts, k, plan)
+    _lazy(select, disjuncts, k, rank, plan)
 
 
 def _simple_limited(select: exp.Select) -> tuple[int, int, exp.Table] | None:
@@ -200,6 +214,7 @@ def _lazy(
     select: exp.Select,
     disjuncts: list[tuple[list[exp.Expression], list[exp.Expression]]],
     k: int,
+    rank: bool,
     plan: Plan,
 ) -> None:
     limit = select.args.get("limit")
@@ -239,18 +254,20 @@ def _lazy(
                 if call.this.upper() == "ANSWER" and len(args) == 2:
                     if isinstance(args[1], exp.Literal) and args[1].is_string:
                         questions.append((args[0], args[1]))
-    if k > 0 and questions and n > 0:
+    cut = k > 0
+    if (rank or cut) and questions and n > 0 and (cut or order is None):
         sims = [
             exp.Anonymous(this=SIM_FUNC, expressions=[a.copy(), q.copy()]) for a, q in questions
         ]
         score = sims[0]
         for s in sims[1:]:
             score = exp.Add(this=score, expression=s)
-        inner = inner.order_by(exp.Ordered(this=score, desc=True)).limit((n + off) * k)
+        inner = inner.order_by(exp.Ordered(this=score, desc=True))
+        inner = inner.limit((n + off) * k if cut else -1)
         for a, _ in questions:
             if isinstance(a, exp.Column):
                 plan.prefilter_columns.append((table.name, a.name))
-        plan.steps.append(f"prefilter top {(n + off) * k}")
+        plan.steps.append(f"prefilter top {(n + off) * k}" if cut else "ranked")
         if order is not None:
             inner = exp.select("*").from_(inner.subquery(alias))
     elif order is None:
@@ -258,8 +275,6 @@ def _lazy(
     if order is not None:
         inner = inner.order_by(*[o.copy() for o in order.expressions]).limit(-1)
         select.set("order", None)
-    elif not (k > 0 and questions):
-        inner = inner.limit(-1)
     select.set("from_" if "from_" in select.args else "from", exp.From(this=inner.subquery(alias)))
     plan.steps.append("lazy-limit")
 

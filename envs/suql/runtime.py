@@ -2,16 +2,26 @@
 
 One :class:`SuqlRuntime` per :class:`~clarisql.envs.database.Session` (a session extension).
 It registers ``ANSWER(text_or_texts, question)``, ``SUMMARY(text_or_texts)`` and
-``suql_similarity(text, query)`` (max cosine over the text's sentences) on the connection, compiles each statement
+``suql_similarity(text, query)`` on the connection, compiles each statement
 (:mod:`clarisql.envs.suql.compiler`) before the sandbox runs it, and counts per statement the
 ANSWER/SUMMARY evaluations, the model calls (cache misses) and the cache hits. Model calls are
 bounded by the statement's time budget (``SessionLimits.timeout_s``): a backend that hangs or
 fails turns into an error result for that statement, never an exception out of the session.
+
+``suql_similarity(text, query)`` is the retrieval score the compiler ranks rows by: the best
+cosine between any chunk (sentence) of the text and the query or one of its expansions (the
+backend's :meth:`expand`, asked once per statement and query, cached; a failed expansion falls
+back to the query alone). Before a ranked statement the ranked column's chunks are embedded in
+batches with at most half the statement's time budget (loading the embedder model, once per
+process, is not counted); rows whose chunks are still not
+embedded then score below every embedded row (they are asked last), so a slow embedder costs
+calls, never a result or the statement.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +47,8 @@ class StatementStats:
     rewritten: bool = False
     steps: list[str] = field(default_factory=list)
     ok: bool = True
+    #: model calls spent expanding ANSWER questions for retrieval (cache misses)
+    expansion_calls: int = 0
 
 
 def chunks(value: Any) -> list[str]:
@@ -44,10 +56,22 @@ def chunks(value: Any) -> list[str]:
     return [s[:1000] for t in as_texts(value) for s in L.sentences(t)] or [""]
 
 
-def chunk_similarity(emb: Embedder, value: Any, query: str) -> float:
-    """Max cosine similarity between ``query`` and the value's chunks."""
-    vecs = emb.embed(chunks(value))
-    return float(np.max(vecs @ emb.embed([query])[0]))
+#: the score of a row whose chunks were not embedded in time (below any cosine)
+UNRANKED = -2.0
+
+
+def chunk_similarity(
+    emb: Embedder, value: Any, queries: str | Sequence[str], only_cached: bool = False
+) -> float:
+    """Max cosine similarity between any of ``queries`` and the value's chunks.
+
+    ``only_cached``: return :data:`UNRANKED` instead of embedding chunks not embedded yet.
+    """
+    texts = chunks(value)
+    if only_cached and not emb.has_all(texts):
+        return UNRANKED
+    qs = [queries] if isinstance(queries, str) else list(queries)
+    return float(np.max(emb.embed(texts) @ emb.embed(qs).T))
 
 
 class SuqlRuntime:
@@ -60,6 +84,8 @@ class SuqlRuntime:
         self.current = StatementStats()
         self._deadline = float("inf")
         self._plan: Plan | None = None
+        self._queries: dict[str, list[str]] = {}
+        self._embed_cut = False
         conn = session.connection
         conn.create_scalar_function("answer", self._answer, 2, deterministic=True)
         conn.create_scalar_function("summary", self._summary, 1, deterministic=True)
@@ -95,21 +121,43 @@ class SuqlRuntime:
         emb = self.config.embedder()
         if emb is None or value is None or query is None:
             return 0.0
-        return chunk_similarity(emb, value, str(query))
+        return chunk_similarity(emb, value, self._expanded(str(query)), self._embed_cut)
+
+    def _expanded(self, query: str) -> list[str]:
+        """The query and its expansions (asked once per statement and query)."""
+        if query not in self._queries:
+            extra: list[str] = []
+            if self.config.expand:
+                try:
+                    out, hit = self.config.cached.call("expand", [], query, self._deadline)
+                    self.current.expansion_calls += not hit
+                    extra = [x for x in out.splitlines() if x.strip()]
+                except BackendError:  # ranking only: fall back to the question alone
+                    pass
+            self._queries[query] = [query, *extra]
+        return self._queries[query]
 
     # --- session hooks ---------------------------------------------------------------------------
     def before(self, sql: Any) -> Any:
         self.current = StatementStats()
         self._deadline = time.monotonic() + self.session.limits.timeout_s
+        self._queries, self._embed_cut = {}, False
         if not self.config.optimize:
             self._plan = None
             return sql
         try:
-            plan = compile_sql(sql, self.config.k if self.config.embedder_name != "none" else 0)
+            ranked = self.config.embedder_name != "none"
+            plan = compile_sql(sql, self.config.k if ranked else 0, rank=ranked)
         except Exception:  # the compiler must never break a statement: run it as written
             return sql
         self._plan = plan
         self.current.rewritten, self.current.steps = plan.rewritten, list(plan.steps)
+        if any(x == "ranked" or x.startswith("prefilter") for x in plan.steps):
+            try:  # loading the embedder (once per process) is not the statement's time
+                self.config.embedder()
+            except Exception:  # reported by suql_similarity in the statement
+                pass
+            self._deadline = time.monotonic() + self.session.limits.timeout_s
         if plan.prefilter_columns:
             try:
                 self._prewarm(plan.prefilter_columns)
@@ -118,12 +166,12 @@ class SuqlRuntime:
         return plan.sql
 
     def _prewarm(self, columns: list[tuple[str, str]]) -> None:
-        """Embed a prefiltered column's chunks in batches (plain column names only), stopping at
-        the statement's deadline (the similarity function embeds what is left, still bounded by
-        the sandbox's time budget)."""
+        """Embed a ranked column's chunks in batches (plain column names only) with at most half
+        of the statement's time budget; if that runs out, rows not embedded rank last."""
         emb = self.config.embedder()
         if emb is None:
             return
+        stop = time.monotonic() + (self._deadline - time.monotonic()) / 2
         for table, column in columns:
             q = f'SELECT DISTINCT "{column.replace(chr(34), "")}" FROM "{table.replace(chr(34), "")}"'
             try:
@@ -132,8 +180,10 @@ class SuqlRuntime:
             except Exception:
                 continue
             todo = list(dict.fromkeys(c for v in values if v is not None for c in chunks(v)))
-            for i in range(0, len(todo), 256):  # within the statement's budget only
-                if time.monotonic() > self._deadline:
+            todo = [c for c in todo if not emb.has_all([c])]
+            for i in range(0, len(todo), 256):  # within half the statement's budget only
+                if time.monotonic() > stop:
+                    self._embed_cut = True
                     return
                 emb.embed(todo[i : i + 256])
 
@@ -158,6 +208,7 @@ class SuqlRuntime:
             "evaluations": ev,
             "model_calls": sum(s.model_calls for s in used),
             "cache_hits": hits,
+            "expansion_calls": sum(s.expansion_calls for s in self.statements),
             "per_query": [asdict(s) for s in used],
         }
 

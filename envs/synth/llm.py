@@ -13,8 +13,9 @@ Contract
   ``usage``), ``generation_time_s`` and ``rejected``.
 - :meth:`LLMClient.rescore` asks for each discovered pair a 0-10 score (OrQA's scale) and keeps
   the pairs scoring at least the threshold, with the LLM's score.
-- Transport: the ``openai`` package client (its retries with backoff on 408/409/429/5xx and
-  connection errors, ``max_retries``), a per-request timeout, and an on-disk cache keyed by
+- Transport: the shared :class:`~clarisql.envs.chat_http.ChatClient` (retries with backoff on
+  408/409/429/5xx and connection errors, ``max_retries``; a deadline per attempt and per call;
+  the endpoint's process-wide circuit breaker), and an on-disk cache keyed by
   model + messages (a cache hit costs no request and no tokens), so re-runs are cheap and
   reproducible. An endpoint that fails mid-run ends the LLM part (``LLMError``); the pipeline
   fills the rest offline and notes it.
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import re
 import time
@@ -98,14 +98,11 @@ class LLMClient:
         timeout_s: float = 30.0,
         max_reviews: int = 3,
     ):
-        from openai import OpenAI
+        from clarisql.envs.chat_http import ChatClient, chat_endpoint
 
         self.model, self.url = model, url
-        self.client = OpenAI(
-            base_url=url,
-            api_key=os.environ.get("OPENAI_API_KEY", "sk-none"),
-            max_retries=max_retries,
-            timeout=timeout_s,
+        self.client = ChatClient(
+            chat_endpoint(url), timeout_s=timeout_s, max_retries=max_retries, backoff_s=0.2
         )
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.max_reviews = max_reviews
@@ -116,7 +113,7 @@ class LLMClient:
         self, system: str, user: str, max_tokens: int = 400, cache: bool = True
     ) -> tuple[str, int]:
         """The reply text and the tokens it cost (0 on a cache hit); :class:`LLMError` on failure."""
-        import openai
+        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         key = hashlib.sha256(json.dumps([self.model, messages, max_tokens]).encode()).hexdigest()
@@ -125,22 +122,32 @@ class LLMClient:
             self.usage.cache_hits += 1
             return json.loads(path.read_text(encoding="utf-8"))["text"], 0
         self.usage.requests += 1
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": max_tokens,
+        }
         try:
-            r = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0, max_tokens=max_tokens
-            )
-        except openai.OpenAIError as e:
+            r = self.client.complete(body)
+        except (ChatHTTPError, ChatReplyError) as e:
             msg = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
             self.usage.errors.append(msg)
             raise LLMError(f"LLM endpoint {self.url}: {msg}") from None
-        text = (r.choices[0].message.content or "").strip() if r.choices else ""
+        try:
+            text = (r["choices"][0]["message"]["content"] or "").strip()
+        except (KeyError, IndexError, TypeError, AttributeError):
+            text = ""
         if not text:
             raise LLMError(f"LLM endpoint {self.url}: an empty reply")
-        tokens = 0
-        if r.usage is not None:
-            self.usage.prompt_tokens += r.usage.prompt_tokens or 0
-            self.usage.completion_tokens += r.usage.completion_tokens or 0
-            tokens = (r.usage.prompt_tokens or 0) + (r.usage.completion_tokens or 0)
+        use = r.get("usage") if isinstance(r.get("usage"), dict) else {}
+        prompt, completion = (
+            int(use.get("prompt_tokens") or 0),
+            int(use.get("completion_tokens") or 0),
+        )
+        self.usage.prompt_tokens += prompt
+        self.usage.completion_tokens += completion
+        tokens = prompt + completion
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"text": text}), encoding="utf-8")

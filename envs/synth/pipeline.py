@@ -34,6 +34,7 @@ from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.answerable import DraftReport, make_drafts
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
+from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile
@@ -348,6 +349,16 @@ def _assemble(
         by_layer[name] = got
         if len(got) < n:
             shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
+    # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
+    free = freetext_tasks(
+        lake,
+        v,
+        random.Random(f"{config.seed}:freetext"),
+        wanted["well-specified"] // 2,
+        wanted["clarify"] // 2,
+    )
+    shortfalls.update(free.notes)
+    by_layer["clarify"] = free.clarify + by_layer["clarify"]
     seen: set[str] = set()
     chosen: list[Task] = []
 
@@ -369,7 +380,7 @@ def _assemble(
         name: take(by_layer[name], wanted[name]) for name in ("clarify", "unanswerable", "write")
     }
     want_ws = config.tasks - sum(made.values())
-    made["well-specified"] = take([draft_task(d, db_name) for d in drafts], want_ws)
+    made["well-specified"] = take(free.answer + [draft_task(d, db_name) for d in drafts], want_ws)
     if made["well-specified"] < want_ws:
         extra = more(want_ws - made["well-specified"] + 10)
         made["well-specified"] += take(

@@ -14,6 +14,10 @@ Contract
   as text and dates next to text missing markers.
 - OrQA's low-information rule: ``(distinct < 10 and rows < 30) or missing > 0.8``; a column with no
   present value at all is low-information too.
+- Free text (``free_text``, :func:`is_free_text`): a text column whose present values are
+  mostly unique (distinct >= 80 % of them), at least 5, and long (on average >= 30 characters
+  and >= 6 words): reviews, descriptions, notes, which the free-text layer asks SUQL's ANSWER
+  about.
 - Views, ``sqlite_*`` tables and virtual tables are skipped; a table whose columns are all
   low-information is kept (with ``usable() == ()``) so the pipeline can report it.
 """
@@ -93,6 +97,17 @@ def _kind(values: list[tuple[Any, str, int]]) -> tuple[str, bool]:
     return "text", False
 
 
+def is_free_text(values: list[tuple[Any, str, int]]) -> bool:
+    """Whether present text values ``(value, storage type, count)`` are prose (module doc)."""
+    texts = [(v, n) for v, t, n in values if t == "text"]
+    total = sum(n for _, _, n in values)
+    if len(texts) < 5 or len(texts) < 0.8 * total:
+        return False
+    chars = sum(len(v) * n for v, n in texts) / total
+    words = sum(len(v.split()) * n for v, n in texts) / total
+    return chars >= 30 and words >= 6
+
+
 def _sort_key(v: Any) -> tuple[int, Any]:
     if isinstance(v, (int, float)):
         return (0, v)
@@ -154,6 +169,7 @@ def profile_column(
         max=hi,
         unique=rows > 0 and n_missing == 0 and distinct == rows,
         low_information=(distinct < 10 and rows < 30) or missing > 0.8 or distinct == 0,
+        free_text=kind == "text" and is_free_text(present),
     )
 
 
@@ -193,6 +209,7 @@ def profile_lake(db_path: str | Path) -> LakeProfile:
 
 __all__ = [
     "MISSING_MARKERS",
+    "is_free_text",
     "is_missing",
     "present_sql",
     "profile_column",

@@ -30,6 +30,8 @@ class ColumnProfile:
     - ``min`` / ``max``: over non-missing values for numbers and dates, ``None`` for text.
     - ``unique``: a key candidate (every row non-missing and distinct).
     - ``low_information``: OrQA's rule, ``(distinct < 10 and rows < 30) or missing > 0.8``.
+    - ``free_text``: prose (long, mostly-unique texts of several words: reviews, descriptions,
+      notes), the columns SUQL's ``ANSWER``/``SUMMARY`` read (see ``profile.is_free_text``).
     """
 
     table: str
@@ -45,6 +47,7 @@ class ColumnProfile:
     max: Any
     unique: bool
     low_information: bool
+    free_text: bool = False
 
     def ref(self) -> str:
         """``"table"."name"`` with quoted identifiers."""

@@ -19,6 +19,8 @@ Contract (shared by the three layers)
   (>= 2 candidate readings give different answers). Unanswerable tasks are checked against the
   schema (the requested column really is absent, etc.).
 - :func:`coverage_notes` (:mod:`.coverage`) lists the kinds a suite lacks and why (for SUITE.md).
+- :mod:`.freetext` (SUQL, called by the pipeline directly: its signature differs) makes
+  ANSWER/SUMMARY tasks over free-text columns, answerable and underspecified, with frozen gold.
 - Labels follow :class:`clarisql.envs.tasks.Label`: a scope or name label's ``slot`` is the
   column's name (``year`` for the year of a date column or a family of yearly tables, ``table``
   for another family), and its ``content`` is the text as the user wrote it.
