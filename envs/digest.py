@@ -23,10 +23,13 @@ and benchmarks that check both make the same match decisions.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import apsw
+import numpy as np
 
 from clarisql.envs import digest_cache
 
@@ -82,10 +85,66 @@ def list_tables(conn: apsw.Connection) -> list[str]:
     ]
 
 
-def _row_hash(s: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little"
-    )
+_CHUNK = 1 << 16
+
+
+def _is_utf8(conn: apsw.Connection) -> bool:
+    (enc,) = conn.execute("PRAGMA encoding").fetchone()
+    return str(enc).upper() == "UTF-8"
+
+
+class _RowHasher:
+    """Sums BLAKE2b-128 hashes of rows rendered as text (their UTF-8 bytes), mod 2**128.
+
+    In a UTF-8 database the rendering is wrapped in ``CAST(... AS BLOB)``, so SQLite hands over
+    the bytes as they are (no decoding to ``str`` and re-encoding; exact for invalid UTF-8 too,
+    which would not decode). The 128-bit sum is vectorised: a chunk of digests is summed as four
+    32-bit limbs in numpy, no Python integer per row. (No library sums a multiset hash; SQLite
+    has no BLAKE2b, so the per-row hash is Python's ``hashlib``.)
+    """
+
+    def __init__(self, conn: apsw.Connection, expr: str):
+        self.conn = conn
+        self.utf8 = _is_utf8(conn)
+        self.select = f"SELECT CAST(({expr}) AS BLOB)" if self.utf8 else f"SELECT {expr}"
+        self.limbs = np.zeros(4, dtype=np.uint64)
+        self.count = 0
+
+    def add(self, tail: str, bindings: Any = None) -> None:
+        """Hash every row of ``SELECT <expr> <tail>``."""
+        cur = self.conn.execute(f"{self.select} {tail}", bindings)
+        blake = hashlib.blake2b
+        while True:
+            if self.utf8:
+                chunk = [blake(b, digest_size=16).digest() for (b,) in islice(cur, _CHUNK)]
+            else:
+                chunk = [
+                    blake(s.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                    for (s,) in islice(cur, _CHUNK)
+                ]
+            if not chunk:
+                return
+            self._sum(chunk)
+
+    def add_keys(self, tail: str, keys: Iterable[tuple]) -> None:
+        """Hash the rows of ``SELECT <expr> <tail>`` bound to each key in turn."""
+        blake = hashlib.blake2b
+        chunk = []
+        for key in keys:
+            for (v,) in self.conn.execute(f"{self.select} {tail}", key):
+                b = v if self.utf8 else v.encode("utf-8", "surrogatepass")
+                chunk.append(blake(b, digest_size=16).digest())
+        if chunk:
+            self._sum(chunk)
+
+    def _sum(self, chunk: list[bytes]) -> None:
+        self.count += len(chunk)
+        digests = np.frombuffer(b"".join(chunk), dtype="<u4").reshape(-1, 4)
+        self.limbs += digests.sum(axis=0, dtype=np.uint64)
+
+    @property
+    def total(self) -> int:
+        return sum(int(v) << (32 * i) for i, v in enumerate(self.limbs.tolist())) % _MOD
 
 
 def _digest_columns(conn: apsw.Connection, table: str, config: DigestConfig) -> tuple[str, ...]:
@@ -108,12 +167,9 @@ def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> Tab
     if table in config.count_only_tables or not cols:
         (count,) = conn.execute(f"SELECT count(*) FROM {_qi(table)}").fetchone()
         return TableDigest(cols, count, 0)
-    total = 0
-    count = 0
-    for (s,) in conn.execute(f"SELECT {_row_expr(cols)} FROM {_qi(table)}"):
-        total += _row_hash(s)
-        count += 1
-    return TableDigest(cols, count, total % _MOD)
+    h = _RowHasher(conn, _row_expr(cols))
+    h.add(f"FROM {_qi(table)}")
+    return TableDigest(cols, h.count, h.total)
 
 
 def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]]:
@@ -172,43 +228,6 @@ def _change_list_is_complete(conn: apsw.Connection, table: str) -> bool:
         "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", (table,)
     ).fetchone()
     return bool(row and row[0])  # WITHOUT ROWID tables forbid NULL keys
-
-
-def _rows_hash(
-    conn: apsw.Connection, table: str, expr: str, key_cols: tuple[str, ...], keys: set[tuple]
-) -> tuple[int, int]:
-    where = " AND ".join(f"{_qi(c) if c != 'rowid' else 'rowid'} IS ?" for c in key_cols)
-    total = count = 0
-    for key in keys:
-        for (s,) in conn.execute(f"SELECT {expr} FROM {_qi(table)} WHERE {where}", key):
-            total += _row_hash(s)
-            count += 1
-    return total, count
-
-
-def _updated_digest(
-    session: Session,
-    conn: apsw.Connection,
-    table: str,
-    config: DigestConfig,
-    base: TableDigest,
-    change: tuple[tuple[str, ...], set[tuple], set[tuple]],
-) -> TableDigest | None:
-    """The image's digest of ``table`` updated by the changed rows alone, or None when a full
-    pass is cheaper."""
-    key_cols, old_keys, new_keys = change
-    if len(old_keys) + len(new_keys) > max(64, base.count // 4):
-        return None
-    expr = (
-        _row_expr(base.columns) if base.columns and table not in config.count_only_tables else "1"
-    )
-    with session.image.reading() as master:
-        old_total, old_count = _rows_hash(master, table, expr, key_cols, old_keys)
-    new_total, new_count = _rows_hash(conn, table, expr, key_cols, new_keys)
-    count = base.count - old_count + new_count
-    if expr == "1":
-        return TableDigest(base.columns, count, 0)
-    return TableDigest(base.columns, count, (base.total - old_total + new_total) % _MOD)
 
 
 def _sql_str(s: str) -> str:
@@ -275,58 +294,21 @@ def image_digest(image: DatabaseImage, config: DigestConfig | None = None) -> st
 
 
 def session_digest(session: Session, config: DigestConfig | None = None) -> str:
-    """Digest of a session's current state (:func:`session_table_digests`, combined)."""
-    config = config or DigestConfig()
-    return combine(session_table_digests(session, config), config)
+    """Absolute digest of a session's current state (hashes every image table not yet cached;
+    the environment compares :meth:`~clarisql.envs.state_digest.StateDigest.key` instead)."""
+    from clarisql.envs.state_digest import session_state
+
+    return session_state(session, config or DigestConfig()).absolute()
 
 
 def session_table_digests(
     session: Session, config: DigestConfig | None = None
 ) -> dict[str, TableDigest]:
-    """Per-table digests of a session's current state.
+    """Absolute per-table digests of a session's current state
+    (:func:`clarisql.envs.state_digest.session_state`, resolved against the image's cache)."""
+    from clarisql.envs.state_digest import session_state
 
-    Tables the session never wrote are served from the image's cache. A table it wrote is
-    updated from the rows it changed (SQLite's session extension lists them): the image's row
-    hashes of those rows come out of the multiset sum and the session's go in. After a schema
-    change, for tables without a usable change list, or when many rows changed, the table is
-    hashed in one pass over its rows instead.
-    """
-    config = config or DigestConfig()
-    digests: dict[str, TableDigest] = {}
-    with session.trusted() as conn:
-        if session.schema_changed:
-            source_tables = list_tables(conn)
-            with session.image.reading() as master:
-                image_tables = set(list_tables(master))
-            changes: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
-        else:
-            with session.image.reading() as master:
-                source_tables = list_tables(master)
-            image_tables = None
-            changes = changed_rows(session) if session.dirty_tables else {}
-        for t in _ordered(source_tables, config):
-            if image_tables is not None and t not in image_tables:
-                digests[t] = table_digest(conn, t, config)
-            elif not session.is_dirty(t):
-                digests[t] = image_table_digest(session.image, t, config)
-            else:
-                d = None
-                if (
-                    not session.schema_changed
-                    and session.changes is not None
-                    and t.lower() != "sqlite_sequence"
-                    and _change_list_is_complete(conn, t)
-                ):
-                    base = image_table_digest(session.image, t, config)
-                    change = changes.get(t.lower())
-                    # no listed change: written to, but every row is as it was
-                    d = (
-                        base
-                        if change is None
-                        else _updated_digest(session, conn, t, config, base, change)
-                    )
-                digests[t] = d if d is not None else table_digest(conn, t, config)
-    return digests
+    return session_state(session, config or DigestConfig()).table_digests()
 
 
 def sorted_state_hash(conn: apsw.Connection, config: DigestConfig | None = None) -> str:
