@@ -10,11 +10,15 @@ Contract
   part of its digest so schema changes show.
 - Volatile columns (timestamps the database sets itself) are left out by name, case-insensitive.
 - ``count_only_tables`` contribute only their row count.
-- Cost: tables the session never wrote come from a per-image cache filled once. A written table
-  is updated from the rows that changed (SQLite's session extension lists their keys: the
-  image's hashes of those rows leave the sum, the session's enter it), so a one-row UPDATE costs
-  two keyed lookups. A full pass over a written table's rows is the fallback (schema changes,
-  keys that may hold NULL, many changed rows). No sorting. See :func:`session_digest`.
+- Cost: a written table is described by the rows that changed (SQLite's session extension
+  lists their keys: the image's hashes of those rows leave the sum, the session's enter it), so
+  a one-row UPDATE costs two keyed lookups; a full pass over a written table's rows is the
+  fallback (schema changes, keys that may hold NULL, many changed rows). No sorting. The
+  environment compares those changes without the image's totals
+  (:mod:`clarisql.envs.state_digest`); an image table's digest, needed only for absolute values
+  (:func:`image_digest`, :func:`session_digest`) or after a full pass, is computed once per
+  database content and table and cached on disk (:mod:`clarisql.envs.digest_cache`). A full
+  pass renders rows in SQL, hashes their bytes and sums the hashes vectorised (numpy).
 
 :func:`sorted_state_hash` is the naive reference (sort every table, hash it all), kept for tests
 and benchmarks that check both make the same match decisions.
@@ -103,11 +107,12 @@ class _RowHasher:
     has no BLAKE2b, so the per-row hash is Python's ``hashlib``.)
     """
 
-    def __init__(self, conn: apsw.Connection, expr: str):
+    def __init__(self, conn: apsw.Connection, expr: str, utf8: bool | None = None):
         self.conn = conn
-        self.utf8 = _is_utf8(conn)
+        self.utf8 = _is_utf8(conn) if utf8 is None else utf8
         self.select = f"SELECT CAST(({expr}) AS BLOB)" if self.utf8 else f"SELECT {expr}"
         self.limbs = np.zeros(4, dtype=np.uint64)
+        self.small = 0
         self.count = 0
 
     def add(self, tail: str, bindings: Any = None) -> None:
@@ -139,12 +144,16 @@ class _RowHasher:
 
     def _sum(self, chunk: list[bytes]) -> None:
         self.count += len(chunk)
+        if len(chunk) < 256:  # a few keyed rows: Python integers beat numpy's call overhead
+            self.small += sum(int.from_bytes(d, "little") for d in chunk)
+            return
         digests = np.frombuffer(b"".join(chunk), dtype="<u4").reshape(-1, 4)
         self.limbs += digests.sum(axis=0, dtype=np.uint64)
 
     @property
     def total(self) -> int:
-        return sum(int(v) << (32 * i) for i, v in enumerate(self.limbs.tolist())) % _MOD
+        big = sum(int(v) << (32 * i) for i, v in enumerate(self.limbs.tolist()))
+        return (big + self.small) % _MOD
 
 
 def _digest_columns(conn: apsw.Connection, table: str, config: DigestConfig) -> tuple[str, ...]:

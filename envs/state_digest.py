@@ -26,6 +26,8 @@ Contract
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +41,7 @@ from clarisql.envs.digest import (
     TableDigest,
     _change_list_is_complete,
     _digest_columns,
+    _is_utf8,
     _ordered,
     _qi,
     _row_expr,
@@ -50,7 +53,30 @@ from clarisql.envs.digest import (
 )
 
 _KEY_VERSION = b"clarisql-state-delta-v1\n"
-_ROW_COUNTS = ("row_counts",)  # a key in DatabaseImage.digest_cache beside the config keys
+
+
+@dataclass
+class _ImageFacts:
+    """What the digests learn about an image once (it never changes): cheap schema facts."""
+
+    utf8: bool | None = None
+    tables: list[str] | None = None
+    ordered: dict[tuple[Any, ...], list[str]] = field(default_factory=dict)
+    complete: dict[str, bool] = field(default_factory=dict)
+    columns: dict[tuple[Any, ...], tuple[str, ...]] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+_FACTS: weakref.WeakKeyDictionary[DatabaseImage, _ImageFacts] = weakref.WeakKeyDictionary()
+_FACTS_LOCK = threading.Lock()
+
+
+def _facts(image: DatabaseImage) -> _ImageFacts:
+    with _FACTS_LOCK:
+        f = _FACTS.get(image)
+        if f is None:
+            f = _FACTS[image] = _ImageFacts()
+        return f
 
 
 @dataclass(frozen=True)
@@ -69,25 +95,60 @@ class TableDelta:
 Part = TableDigest | TableDelta
 
 
+def _image_table_names(image: DatabaseImage) -> list[str]:
+    f = _facts(image)
+    if f.tables is None:
+        with image.reading() as master:
+            f.tables = list_tables(master)
+    return f.tables
+
+
 def image_tables(image: DatabaseImage, config: DigestConfig) -> list[str]:
-    """The image's tables the digest covers, in canonical order (a schema read, no hashing)."""
-    with image.reading() as master:
-        return _ordered(list_tables(master), config)
+    """The image's tables the digest covers, in canonical order (a schema read, cached)."""
+    ordered = _facts(image).ordered
+    got = ordered.get(config.key())
+    if got is None:
+        got = ordered[config.key()] = _ordered(_image_table_names(image), config)
+    return list(got)
+
+
+def _image_change_list_is_complete(image: DatabaseImage, table: str) -> bool:
+    """:func:`~clarisql.envs.digest._change_list_is_complete` on the image's schema (cached;
+    a session that changed no schema has the image's)."""
+    complete = _facts(image).complete
+    got = complete.get(table)
+    if got is None:
+        with image.reading() as master:
+            got = complete[table] = _change_list_is_complete(master, table)
+    return got
 
 
 def image_columns(image: DatabaseImage, table: str, config: DigestConfig) -> tuple[str, ...]:
-    with image.reading() as master:
-        return _digest_columns(master, table, config)
+    """The columns an image table's digest covers (a schema read, cached per image)."""
+    cols = _facts(image).columns
+    got = cols.get((config.key(), table))
+    if got is None:
+        with image.reading() as master:
+            got = cols[(config.key(), table)] = _digest_columns(master, table, config)
+    return got
+
+
+def _image_utf8(image: DatabaseImage) -> bool:
+    f = _facts(image)
+    if f.utf8 is None:
+        with image.reading() as master:
+            f.utf8 = _is_utf8(master)
+    return f.utf8
 
 
 def image_row_count(image: DatabaseImage, table: str) -> int:
     """Rows of an image table: from any cached digest, else ``SELECT count(*)`` (cached)."""
-    counts = image.digest_cache.setdefault(_ROW_COUNTS, {})
+    counts = _facts(image).rows
     n = counts.get(table)
     if n is not None:
         return n
-    for key, cached in list(image.digest_cache.items()):
-        d = cached.get(table) if key != _ROW_COUNTS else None
+    for cached in list(image.digest_cache.values()):
+        d = cached.get(table)
         if isinstance(d, TableDigest):
             n = d.count
             break
@@ -210,10 +271,11 @@ def _delta(
     expr = _row_expr(cols) if cols and table not in config.count_only_tables else "1"
     where = " AND ".join(f"{_qi(c) if c != 'rowid' else 'rowid'} IS ?" for c in key_cols)
     tail = f"FROM {_qi(table)} WHERE {where}"
+    utf8 = _image_utf8(session.image)  # a copy-on-write session shares the image's encoding
     with session.image.reading() as master:
-        old = _RowHasher(master, expr)
+        old = _RowHasher(master, expr, utf8)
         old.add_keys(tail, old_keys)
-    new = _RowHasher(conn, expr)
+    new = _RowHasher(conn, expr, utf8)
     new.add_keys(tail, new_keys)
     total = 0 if expr == "1" else (new.total - old.total) % _MOD
     return TableDelta(cols, new.count - old.count, total)
@@ -230,8 +292,7 @@ def session_state(session: Session, config: DigestConfig | None = None) -> State
     config = config or DigestConfig()
     parts: dict[str, Part] = {}
     with session.trusted() as conn:
-        with session.image.reading() as master:
-            image_names = list_tables(master)
+        image_names = _image_table_names(session.image)
         if session.schema_changed:
             names = list_tables(conn)
             new_tables = set(names) - set(image_names)
@@ -248,7 +309,7 @@ def session_state(session: Session, config: DigestConfig | None = None) -> State
                 not session.schema_changed
                 and session.changes is not None
                 and t.lower() != "sqlite_sequence"
-                and _change_list_is_complete(conn, t)
+                and _image_change_list_is_complete(session.image, t)
             ):
                 change = changes.get(t.lower())
                 if change is None:  # written to, but no row is listed as changed

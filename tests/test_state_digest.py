@@ -222,7 +222,7 @@ def test_episode_compares_changes_and_hashes_no_image_table(
     assert ep["state_diff"]["matches_gold"] is correct
     # nothing of the image was hashed: no digest cache was needed, in memory or on disk
     img = env.image_for(env.task)
-    assert all(k == ("row_counts",) or not v for k, v in img.digest_cache.items())
+    assert all(not v for v in img.digest_cache.values())
     assert not (tmp_path / "cache" / "digests").exists()
 
 
