@@ -185,9 +185,10 @@ def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple
     """Per table (lower-cased): key columns, keys of image rows that may have changed or gone,
     and keys of session rows that may be new or changed — from SQLite's session extension.
 
-    Key columns are the primary key, or ``("rowid",)`` for tables without one. The key sets are
-    a superset of the truly changed rows (a change that was later undone may still be listed);
-    callers re-read both sides, so a listed but unchanged row cancels out.
+    Key columns are the primary key, or ``("rowid",)`` for tables without one; ``()`` when the
+    change list holds text that is not valid UTF-8 (Python cannot read it: hash the table in
+    full). The key sets are a superset of the truly changed rows (a change that was later undone
+    may still be listed); callers re-read both sides, so a listed but unchanged row cancels out.
     """
     out: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
     if session.changes is None:
@@ -207,13 +208,18 @@ def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple
             idx = tuple(sorted(ch.pk_columns))
             key_cols = tuple(cols[i] for i in idx)
         entry = out.setdefault(name.lower(), (key_cols, set(), set()))
-        if ch.old is not None:
-            old_key = tuple(ch.old[i] for i in idx)
-            entry[1].add(old_key)
-            if ch.new is not None:  # an UPDATE keeps its key (a key change is DELETE + INSERT)
-                entry[2].add(old_key)
-        elif ch.new is not None:
-            entry[2].add(tuple(ch.new[i] for i in idx))
+        if not entry[0]:
+            continue
+        try:
+            if ch.op != "INSERT":
+                old_key = tuple(ch.old[i] for i in idx)
+                entry[1].add(old_key)
+                if ch.op == "UPDATE":  # an UPDATE keeps its key (a key change is DELETE + INSERT)
+                    entry[2].add(old_key)
+            else:
+                entry[2].add(tuple(ch.new[i] for i in idx))
+        except UnicodeDecodeError:  # text that is not valid UTF-8: no usable key list
+            out[name.lower()] = ((), set(), set())
     return out
 
 

@@ -264,6 +264,8 @@ def _delta(
     """The change of ``table`` from its changed rows alone (read by key on the image and in the
     session), or ``None`` when a full pass is cheaper (more than a quarter of the rows)."""
     key_cols, old_keys, new_keys = change
+    if not key_cols:  # no usable key list (digest.changed_rows)
+        return None
     n_keys = len(old_keys) + len(new_keys)
     if n_keys > 64 and n_keys > image_row_count(session.image, table) // 4:
         return None

@@ -244,3 +244,42 @@ def test_a_task_with_an_absolute_gold_digest_gets_an_absolute_final_digest(
         *_, info = env.step({"type": "stop"})
         assert info["episode"]["correct"] is correct
         assert not info["episode"]["record"]["final_digest"].startswith("delta:")
+
+
+def _text_db(path: Path, encoding: str) -> Path:
+    import apsw
+
+    conn = apsw.Connection(str(path))
+    conn.execute(f"PRAGMA encoding = '{encoding}'")
+    conn.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, s TEXT, x)")
+    conn.execute("INSERT INTO t VALUES (1, 'héllo ✓', 1.5), (2, 'b', NULL), (3, '', x'00ff')")
+    conn.close()
+    return path
+
+
+def test_row_text_hashes_the_same_in_utf8_and_utf16_databases(tmp_path: Path) -> None:
+    imgs = [DatabaseImage(_text_db(tmp_path / f"{e}.sqlite", e)) for e in ("UTF-8", "UTF-16le")]
+    cfg = DigestConfig()
+    assert dg.image_digest(imgs[0], cfg) == dg.image_digest(imgs[1], cfg)
+    keys = []
+    for img in imgs:
+        with img.session(True) as s:
+            s.execute("UPDATE t SET s = 'wörld' WHERE id = 2")
+            state = session_state(s, cfg)
+            with s.trusted() as conn:
+                assert state.absolute() == connection_digest(conn, cfg)
+            keys.append(state.key())
+    assert keys[0] == keys[1]
+
+
+def test_text_that_is_not_valid_utf8_is_hashed_not_an_error(tmp_path: Path) -> None:
+    img = DatabaseImage(_text_db(tmp_path / "db.sqlite", "UTF-8"))
+    cfg = DigestConfig()
+    with img.session(True) as s:
+        s.execute("UPDATE t SET s = CAST(x'ff41' AS TEXT) WHERE id = 2")
+        a = session_state(s, cfg)
+        with s.trusted() as conn:
+            assert a.absolute() == connection_digest(conn, cfg) != dg.image_digest(img, cfg)
+    with img.session(True) as s:
+        s.execute("UPDATE t SET s = CAST(x'ff42' AS TEXT) WHERE id = 2")
+        assert session_state(s, cfg).key() != a.key()
