@@ -68,13 +68,13 @@ def build(dirpath: Path, mb: int) -> Path:
 
 CHILD = textwrap.dedent(
     """
-    import json, os, resource, sys, time
+    import json, os, sys, time
     t0 = time.perf_counter()
     from clarisql.envs.env import ClarifySQLEnv
     mode, tasks, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    def rss():
+    def rss(field="VmRSS:"):  # VmHWM: this process's peak (ru_maxrss survives exec)
         for line in open("/proc/self/status"):
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     def private():  # pages this process alone holds (the shared file cache excluded)
         kb = 0
@@ -102,7 +102,7 @@ CHILD = textwrap.dedent(
                       "rss_open_mb": rss_open, "rss_end_mb": rss(),
                       "added_rss_mb": rss() - rss_import,
                       "added_private_mb": private() - private_import,
-                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
+                      "peak_rss_mb": rss("VmHWM:")}),
           flush=True)
     if mode == "hold":  # keep the sessions' process alive until the parent says
         sys.stdin.read()
