@@ -20,7 +20,8 @@ Contract
   :meth:`StateDigest.table_digests`, the absolute values (what
   :func:`~clarisql.envs.digest.session_digest` returns, equal to a full recompute).
 - Row counts (:meth:`StateDigest.row_count`) take the image's count from the digest cache or
-  ``SELECT count(*)`` (C speed, cached per image and process), never a hash pass.
+  ``SELECT count(*)`` (C speed, cached per image, and on disk for large tables), never a hash
+  pass.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 import apsw
 
 from clarisql.envs import digest as _dg  # table_digest looked up at call time (tests count passes)
+from clarisql.envs import digest_cache
 from clarisql.envs.database import DatabaseImage, Session
 from clarisql.envs.digest import (
     _MOD,
@@ -53,6 +55,9 @@ from clarisql.envs.digest import (
 )
 
 _KEY_VERSION = b"clarisql-state-delta-v1\n"
+
+
+_COUNT_ON_DISK_ROWS = 100_000
 
 
 @dataclass
@@ -153,8 +158,14 @@ def image_row_count(image: DatabaseImage, table: str) -> int:
             n = d.count
             break
     if n is None:
-        with image.reading() as master:
-            (n,) = master.execute(f"SELECT count(*) FROM {_qi(table)}").fetchone()
+        if not counts:  # first count in this process: what any process stored on disk
+            counts.update(digest_cache.load_counts(image.content_key))
+            n = counts.get(table)
+        if n is None:
+            with image.reading() as master:
+                (n,) = master.execute(f"SELECT count(*) FROM {_qi(table)}").fetchone()
+            if n > _COUNT_ON_DISK_ROWS:  # worth keeping: count(*) reads the whole table
+                digest_cache.save_counts(image.content_key, {table: n})
     counts[table] = n
     return n
 

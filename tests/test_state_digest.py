@@ -283,3 +283,20 @@ def test_text_that_is_not_valid_utf8_is_hashed_not_an_error(tmp_path: Path) -> N
     with img.session(True) as s:
         s.execute("UPDATE t SET s = CAST(x'ff42' AS TEXT) WHERE id = 2")
         assert session_state(s, cfg).key() != a.key()
+
+
+def test_large_tables_row_counts_are_kept_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clarisql.envs import digest_cache
+    from clarisql.envs import state_digest as sd
+
+    monkeypatch.setenv("CLARISQL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sd, "_COUNT_ON_DISK_ROWS", 10)
+    db = build_small_db(tmp_path / "db.sqlite")
+    img = DatabaseImage(db)
+    assert sd.image_row_count(img, "sales") == 30 and sd.image_row_count(img, "cities") == 2
+    assert digest_cache.load_counts(img.content_key) == {"sales": 30}  # small ones: not worth it
+    # another process (a new image object) reads the stored count instead of counting
+    digest_cache.save_counts(img.content_key, {"sales": 31})
+    assert sd.image_row_count(DatabaseImage(db), "sales") == 31
