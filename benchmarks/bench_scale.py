@@ -4,8 +4,9 @@ For each ``--sizes`` (MB; default ``1 100``, add ``1000`` for the 1 GB row) a da
 size is generated (one wide table plus a small one) with a write task, and measured side by side:
 
 - cold start: a fresh process with an empty cache runs its first write episode to the end
-  (env, reset, one write, stop, final and gold digests), wall and CPU time; then a fresh process
-  with the digest cache on disk does the same;
+  (env, reset, one write, stop, final and gold digests), wall and CPU time; the same for an
+  episode that writes one row of the big table (the gold write); then a fresh process with the
+  digest cache on disk does the first again;
 - 32 concurrent write episodes in one process (each wrote a row): the process's RSS;
 - a second process running an episode on the same database while a first one holds 32 write
   episodes open: its RSS and private memory over its own state after importing clarisql;
@@ -62,7 +63,13 @@ def build(dirpath: Path, mb: int) -> Path:
         "writable": True,
         "gold_actions": ["UPDATE small SET w = 'z' WHERE k = 1"],
     }
-    (dirpath / f"tasks{mb}.jsonl").write_text(json.dumps(task) + "\n")
+    big = {  # a write to the big table: compared by its changed rows, never hashed whole
+        **task,
+        "id": "w-big",
+        "utterance": "Set a to -1 for event 7.",
+        "gold_actions": ["UPDATE events SET a = -1 WHERE id = 7"],
+    }
+    (dirpath / f"tasks{mb}.jsonl").write_text(json.dumps(task) + "\n" + json.dumps(big) + "\n")
     return db
 
 
@@ -71,7 +78,8 @@ CHILD = textwrap.dedent(
     import json, os, sys, time
     t0 = time.perf_counter()
     from clarisql.envs.env import ClarifySQLEnv
-    mode, tasks, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    mode, tasks, n, task_id, sql = sys.argv[1:6]
+    n = int(n)
     def rss(field="VmRSS:"):  # VmHWM: this process's peak (ru_maxrss survives exec)
         for line in open("/proc/self/status"):
             if line.startswith(field):
@@ -87,8 +95,8 @@ CHILD = textwrap.dedent(
     rss_import, private_import = rss(), private()
     envs = [ClarifySQLEnv(tasks) for _ in range(n)]
     for i, env in enumerate(envs):
-        env.reset(seed=i)
-        env.step({"type": "execute", "sql": f"INSERT INTO small VALUES ({100 + i}, 'x')"})
+        env.reset(seed=i, options={"task_id": task_id})
+        env.step({"type": "execute", "sql": sql.format(i=100 + i)})
     rss_open = rss()
     first = None
     for env in envs:
@@ -97,7 +105,9 @@ CHILD = textwrap.dedent(
         if first is None:
             first = time.perf_counter() - t_import
             first_cpu = time.process_time() - cpu_import
+            correct = info["episode"]["correct"]
     print(json.dumps({"first_episode_s": first, "first_episode_cpu_s": first_cpu,
+                      "correct": correct,
                       "rss_import_mb": rss_import,
                       "rss_open_mb": rss_open, "rss_end_mb": rss(),
                       "added_rss_mb": rss() - rss_import,
@@ -110,14 +120,23 @@ CHILD = textwrap.dedent(
 )
 
 
+SMALL_WRITE = ("w", "INSERT INTO small VALUES ({i}, 'x')")  # i: 100 + the episode's index
+BIG_WRITE = ("w-big", "UPDATE events SET a = -1 WHERE id = 7")  # the gold write: correct
+
+
 def child(
-    tasks: Path, cache: Path, n: int, timeout: float = 900, pythonpath: str | None = None
+    tasks: Path,
+    cache: Path,
+    n: int,
+    timeout: float = 900,
+    pythonpath: str | None = None,
+    episode: tuple[str, str] = SMALL_WRITE,
 ) -> dict:
     env = {**os.environ, "CLARISQL_CACHE_DIR": str(cache)}
     if pythonpath:  # another checkout of clarisql (--baseline)
         env["PYTHONPATH"] = pythonpath
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, "x", str(tasks), str(n)],
+        [sys.executable, "-c", CHILD, "x", str(tasks), str(n), *episode],
         capture_output=True,
         text=True,
         env=env,
@@ -133,7 +152,7 @@ def second_process(tasks: Path, cache: Path, sessions: int, timeout: float = 900
     process runs an episode on it: the second one's memory over its own imports."""
     env = {**os.environ, "CLARISQL_CACHE_DIR": str(cache)}
     holder = subprocess.Popen(
-        [sys.executable, "-c", CHILD, "hold", str(tasks), str(sessions)],
+        [sys.executable, "-c", CHILD, "hold", str(tasks), str(sessions), *SMALL_WRITE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -259,6 +278,7 @@ def main() -> None:
                     tasks, d / f"base-cache{mb}", 1, pythonpath=args.baseline
                 )
             res["cold"] = child(tasks, cache, 1)
+            res["cold_big_table_write"] = child(tasks, d / f"cache-big{mb}", 1, episode=BIG_WRITE)
             res["warm_disk_cache"] = child(tasks, cache, 1)
             res["concurrent"] = child(tasks, cache, args.sessions)
             res["second_process"] = second_process(tasks, cache, args.sessions)
