@@ -43,6 +43,7 @@ from clarisql.envs.digest import (
     TableDigest,
     _change_list_is_complete,
     _digest_columns,
+    _image_table_digests,
     _is_utf8,
     _ordered,
     _qi,
@@ -231,19 +232,22 @@ class StateDigest:
             h.update(repr((t, self.entry(t))).encode("utf-8", "surrogatepass") + b"\n")
         return "delta:" + h.hexdigest()
 
-    def table_digest(self, table: str) -> TableDigest:
+    def table_digest(self, table: str, cache: dict[str, TableDigest] | None = None) -> TableDigest:
         """The absolute digest of one of ``tables`` (the image's own object when unchanged)."""
         p = self.parts.get(table)
         if isinstance(p, TableDigest):
             return p
-        base = image_table_digest(self.image, table, self.config)
+        base = cache.get(table) if cache is not None else None
+        if base is None:
+            base = image_table_digest(self.image, table, self.config)
         if p is None:
             return base
         return TableDigest(base.columns, base.count + p.count, (base.total + p.total) % _MOD)
 
     def table_digests(self) -> dict[str, TableDigest]:
         """Absolute per-table digests (hashes every image table not yet in the cache)."""
-        return {t: self.table_digest(t) for t in self.tables}
+        cache = _image_table_digests(self.image, self.config)
+        return {t: self.table_digest(t, cache) for t in self.tables}
 
     def absolute(self) -> str:
         """The absolute digest (:func:`~clarisql.envs.digest.combine` of :meth:`table_digests`)."""
