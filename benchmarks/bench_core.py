@@ -7,8 +7,9 @@ one run (the machine is shared and noisy, so only ratios taken side by side are 
   the database file and opening the copy (the naive way);
 - read-only reset: our pooled read-only handle (copies nothing) vs the same file copy;
 - final-state digest after a one-table write: our incremental digest (changed tables only, the
-  rest from the per-image cache) vs hashing every table after sorting its rows; plus a check that
-  both make the same match decisions on a set of edits;
+  rest from the per-image cache) vs hashing every table after sorting its rows, and the state
+  key the environment compares (changes only, no image totals); plus a check that all three
+  make the same match decisions on a set of edits;
 - env overhead per step: ``env.step`` time minus the time SQLite spent on the statement.
 
 Databases: the built-in suite's database and DySQL-Bench's chinook from ../shared (skipped with a
@@ -32,6 +33,7 @@ import apsw
 from clarisql.envs.database import DatabaseImage, SessionLimits, _configure
 from clarisql.envs.digest import DigestConfig, image_digest, session_digest, sorted_state_hash
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.state_digest import session_state
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.tasks import Task
 
@@ -91,6 +93,8 @@ def bench_db(
     s = img.session(True, limits)
     assert s.execute(edits[0]).ok
     out["digest_ours_us"] = timeit(lambda: session_digest(s, cfg), repeat) * 1e6
+    # what the environment compares now: the state key (changes only, no image totals)
+    out["state_key_us"] = timeit(lambda: session_state(s, cfg).key(), repeat) * 1e6
     with s.trusted() as conn:
         out["digest_sorted_us"] = (
             timeit(lambda: sorted_state_hash(conn, cfg), max(3, repeat // 10)) * 1e6
@@ -99,16 +103,17 @@ def bench_db(
     out["digest_speedup"] = out["digest_sorted_us"] / out["digest_ours_us"]
 
     # same match decisions on a set of edits (including no-ops and reverts)
-    ours, naive = [], []
+    ours, naive, keys = [], [], []
     for e in [[], *([x] for x in edits), edits]:
         with img.session(True, limits) as s2:
             for sql in e:
                 s2.execute(sql)
             ours.append(session_digest(s2, cfg))
+            keys.append(session_state(s2, cfg).key())
             with s2.trusted() as conn:
                 naive.append(sorted_state_hash(conn, cfg))
     out["same_match_decisions"] = all(
-        (ours[i] == ours[j]) == (naive[i] == naive[j])
+        (ours[i] == ours[j]) == (naive[i] == naive[j]) == (keys[i] == keys[j])
         for i in range(len(ours))
         for j in range(len(ours))
     )
@@ -173,13 +178,14 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"{'db':10} {'copy reset':>11} {'write reset':>12} {'x':>6} {'read reset':>11} {'no copy':>8} "
-        f"{'sorted hash':>12} {'our digest':>11} {'x':>7} {'same':>5}"
+        f"{'sorted hash':>12} {'our digest':>11} {'x':>7} {'state key':>10} {'same':>5}"
     )
     for r in results:
         print(
             f"{r['db']:10} {r['reset_naive_copy_us']:9.0f}us {r['reset_write_us']:10.0f}us {r['write_reset_speedup']:6.1f} "
             f"{r['reset_read_us']:9.0f}us {str(r['read_reset_copies_nothing']):>8} {r['digest_sorted_us']:10.0f}us "
-            f"{r['digest_ours_us']:9.0f}us {r['digest_speedup']:7.1f} {str(r['same_match_decisions']):>5}"
+            f"{r['digest_ours_us']:9.0f}us {r['digest_speedup']:7.1f} {r['state_key_us']:8.0f}us "
+            f"{str(r['same_match_decisions']):>5}"
         )
     for k, v in overhead.items():
         print(f"env overhead per step ({k}): {v:.1f} us (SQL time excluded)")

@@ -3,8 +3,8 @@
 For every task of chinook, music and pagila the "agent" plays the golden actions in a sandboxed
 session (the episode's final state); then the episode is scored both ways:
 
-- clarisql: ``session_digest`` of the final state (only the tables the session wrote are
-  re-hashed; the others come from the per-image cache) against the gold digest. *cold*: the gold
+- clarisql: the final state's key (``session_state(...).key()``: the changes of the tables the
+  session wrote, read by key; no image table hashed) against the gold state's key. *cold*: the gold
   digest is computed now (golden replay on a fresh private copy + its digest); *warm*: the gold
   digest is already cached (every later episode of the task, e.g. Pass^k trials or RL epochs).
 - DySQL-Bench: its hash of the final state (read every listed table, ``ORDER BY`` all columns)
@@ -28,7 +28,8 @@ from pathlib import Path
 
 from clarisql.envs import gold
 from clarisql.envs.database import DatabaseImage, Session, get_image
-from clarisql.envs.digest import image_digest, session_digest
+from clarisql.envs.digest import image_digest
+from clarisql.envs.state_digest import session_state
 from clarisql.envs.suites.dysql import MissingDatabaseWarning, dysql_bench_hash, dysql_suite
 from clarisql.envs.tasks import Task
 
@@ -46,9 +47,9 @@ def replay(image: DatabaseImage, sqls: list[str]) -> Session:
 
 def ours(task: Task, image: DatabaseImage, final: Session, cfg, cold: bool) -> tuple[float, bool]:
     if cold:
-        gold._DIGESTS.clear()  # benchmark only: force the golden replay
+        gold._STATES.clear()  # benchmark only: force the golden replay
     t0 = time.perf_counter()
-    d = session_digest(final, cfg)
+    d = session_state(final, cfg).key()
     g = gold.gold_digest(task, image, cfg)
     return time.perf_counter() - t0, d == g
 

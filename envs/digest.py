@@ -10,11 +10,15 @@ Contract
   part of its digest so schema changes show.
 - Volatile columns (timestamps the database sets itself) are left out by name, case-insensitive.
 - ``count_only_tables`` contribute only their row count.
-- Cost: tables the session never wrote come from a per-image cache filled once. A written table
-  is updated from the rows that changed (SQLite's session extension lists their keys: the
-  image's hashes of those rows leave the sum, the session's enter it), so a one-row UPDATE costs
-  two keyed lookups. A full pass over a written table's rows is the fallback (schema changes,
-  keys that may hold NULL, many changed rows). No sorting. See :func:`session_digest`.
+- Cost: a written table is described by the rows that changed (SQLite's session extension
+  lists their keys: the image's hashes of those rows leave the sum, the session's enter it), so
+  a one-row UPDATE costs two keyed lookups; a full pass over a written table's rows is the
+  fallback (schema changes, keys that may hold NULL, many changed rows). No sorting. The
+  environment compares those changes without the image's totals
+  (:mod:`clarisql.envs.state_digest`); an image table's digest, needed only for absolute values
+  (:func:`image_digest`, :func:`session_digest`) or after a full pass, is computed once per
+  database content and table and cached on disk (:mod:`clarisql.envs.digest_cache`). A full
+  pass renders rows in SQL, hashes their bytes and sums the hashes vectorised (numpy).
 
 :func:`sorted_state_hash` is the naive reference (sort every table, hash it all), kept for tests
 and benchmarks that check both make the same match decisions.
@@ -23,10 +27,13 @@ and benchmarks that check both make the same match decisions.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import apsw
+import numpy as np
 
 from clarisql.envs import digest_cache
 
@@ -82,10 +89,71 @@ def list_tables(conn: apsw.Connection) -> list[str]:
     ]
 
 
-def _row_hash(s: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=16).digest(), "little"
-    )
+_CHUNK = 1 << 16
+
+
+def _is_utf8(conn: apsw.Connection) -> bool:
+    (enc,) = conn.execute("PRAGMA encoding").fetchone()
+    return str(enc).upper() == "UTF-8"
+
+
+class _RowHasher:
+    """Sums BLAKE2b-128 hashes of rows rendered as text (their UTF-8 bytes), mod 2**128.
+
+    In a UTF-8 database the rendering is wrapped in ``CAST(... AS BLOB)``, so SQLite hands over
+    the bytes as they are (no decoding to ``str`` and re-encoding; exact for invalid UTF-8 too,
+    which would not decode). The 128-bit sum is vectorised: a chunk of digests is summed as four
+    32-bit limbs in numpy, no Python integer per row. (No library sums a multiset hash; SQLite
+    has no BLAKE2b, so the per-row hash is Python's ``hashlib``.)
+    """
+
+    def __init__(self, conn: apsw.Connection, expr: str, utf8: bool | None = None):
+        self.conn = conn
+        self.utf8 = _is_utf8(conn) if utf8 is None else utf8
+        self.select = f"SELECT CAST(({expr}) AS BLOB)" if self.utf8 else f"SELECT {expr}"
+        self.limbs = np.zeros(4, dtype=np.uint64)
+        self.small = 0
+        self.count = 0
+
+    def add(self, tail: str, bindings: Any = None) -> None:
+        """Hash every row of ``SELECT <expr> <tail>``."""
+        cur = self.conn.execute(f"{self.select} {tail}", bindings)
+        blake = hashlib.blake2b
+        while True:
+            if self.utf8:
+                chunk = [blake(b, digest_size=16).digest() for (b,) in islice(cur, _CHUNK)]
+            else:
+                chunk = [
+                    blake(s.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+                    for (s,) in islice(cur, _CHUNK)
+                ]
+            if not chunk:
+                return
+            self._sum(chunk)
+
+    def add_keys(self, tail: str, keys: Iterable[tuple]) -> None:
+        """Hash the rows of ``SELECT <expr> <tail>`` bound to each key in turn."""
+        blake = hashlib.blake2b
+        chunk = []
+        for key in keys:
+            for (v,) in self.conn.execute(f"{self.select} {tail}", key):
+                b = v if self.utf8 else v.encode("utf-8", "surrogatepass")
+                chunk.append(blake(b, digest_size=16).digest())
+        if chunk:
+            self._sum(chunk)
+
+    def _sum(self, chunk: list[bytes]) -> None:
+        self.count += len(chunk)
+        if len(chunk) < 256:  # a few keyed rows: Python integers beat numpy's call overhead
+            self.small += sum(int.from_bytes(d, "little") for d in chunk)
+            return
+        digests = np.frombuffer(b"".join(chunk), dtype="<u4").reshape(-1, 4)
+        self.limbs += digests.sum(axis=0, dtype=np.uint64)
+
+    @property
+    def total(self) -> int:
+        big = sum(int(v) << (32 * i) for i, v in enumerate(self.limbs.tolist()))
+        return (big + self.small) % _MOD
 
 
 def _digest_columns(conn: apsw.Connection, table: str, config: DigestConfig) -> tuple[str, ...]:
@@ -108,21 +176,19 @@ def table_digest(conn: apsw.Connection, table: str, config: DigestConfig) -> Tab
     if table in config.count_only_tables or not cols:
         (count,) = conn.execute(f"SELECT count(*) FROM {_qi(table)}").fetchone()
         return TableDigest(cols, count, 0)
-    total = 0
-    count = 0
-    for (s,) in conn.execute(f"SELECT {_row_expr(cols)} FROM {_qi(table)}"):
-        total += _row_hash(s)
-        count += 1
-    return TableDigest(cols, count, total % _MOD)
+    h = _RowHasher(conn, _row_expr(cols))
+    h.add(f"FROM {_qi(table)}")
+    return TableDigest(cols, h.count, h.total)
 
 
 def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]]:
     """Per table (lower-cased): key columns, keys of image rows that may have changed or gone,
     and keys of session rows that may be new or changed — from SQLite's session extension.
 
-    Key columns are the primary key, or ``("rowid",)`` for tables without one. The key sets are
-    a superset of the truly changed rows (a change that was later undone may still be listed);
-    callers re-read both sides, so a listed but unchanged row cancels out.
+    Key columns are the primary key, or ``("rowid",)`` for tables without one; ``()`` when the
+    change list holds text that is not valid UTF-8 (Python cannot read it: hash the table in
+    full). The key sets are a superset of the truly changed rows (a change that was later undone
+    may still be listed); callers re-read both sides, so a listed but unchanged row cancels out.
     """
     out: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
     if session.changes is None:
@@ -142,13 +208,18 @@ def changed_rows(session: Session) -> dict[str, tuple[tuple[str, ...], set[tuple
             idx = tuple(sorted(ch.pk_columns))
             key_cols = tuple(cols[i] for i in idx)
         entry = out.setdefault(name.lower(), (key_cols, set(), set()))
-        if ch.old is not None:
-            old_key = tuple(ch.old[i] for i in idx)
-            entry[1].add(old_key)
-            if ch.new is not None:  # an UPDATE keeps its key (a key change is DELETE + INSERT)
-                entry[2].add(old_key)
-        elif ch.new is not None:
-            entry[2].add(tuple(ch.new[i] for i in idx))
+        if not entry[0]:
+            continue
+        try:
+            if ch.op != "INSERT":
+                old_key = tuple(ch.old[i] for i in idx)
+                entry[1].add(old_key)
+                if ch.op == "UPDATE":  # an UPDATE keeps its key (a key change is DELETE + INSERT)
+                    entry[2].add(old_key)
+            else:
+                entry[2].add(tuple(ch.new[i] for i in idx))
+        except UnicodeDecodeError:  # text that is not valid UTF-8: no usable key list
+            out[name.lower()] = ((), set(), set())
     return out
 
 
@@ -172,43 +243,6 @@ def _change_list_is_complete(conn: apsw.Connection, table: str) -> bool:
         "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?", (table,)
     ).fetchone()
     return bool(row and row[0])  # WITHOUT ROWID tables forbid NULL keys
-
-
-def _rows_hash(
-    conn: apsw.Connection, table: str, expr: str, key_cols: tuple[str, ...], keys: set[tuple]
-) -> tuple[int, int]:
-    where = " AND ".join(f"{_qi(c) if c != 'rowid' else 'rowid'} IS ?" for c in key_cols)
-    total = count = 0
-    for key in keys:
-        for (s,) in conn.execute(f"SELECT {expr} FROM {_qi(table)} WHERE {where}", key):
-            total += _row_hash(s)
-            count += 1
-    return total, count
-
-
-def _updated_digest(
-    session: Session,
-    conn: apsw.Connection,
-    table: str,
-    config: DigestConfig,
-    base: TableDigest,
-    change: tuple[tuple[str, ...], set[tuple], set[tuple]],
-) -> TableDigest | None:
-    """The image's digest of ``table`` updated by the changed rows alone, or None when a full
-    pass is cheaper."""
-    key_cols, old_keys, new_keys = change
-    if len(old_keys) + len(new_keys) > max(64, base.count // 4):
-        return None
-    expr = (
-        _row_expr(base.columns) if base.columns and table not in config.count_only_tables else "1"
-    )
-    with session.image.reading() as master:
-        old_total, old_count = _rows_hash(master, table, expr, key_cols, old_keys)
-    new_total, new_count = _rows_hash(conn, table, expr, key_cols, new_keys)
-    count = base.count - old_count + new_count
-    if expr == "1":
-        return TableDigest(base.columns, count, 0)
-    return TableDigest(base.columns, count, (base.total - old_total + new_total) % _MOD)
 
 
 def _sql_str(s: str) -> str:
@@ -275,58 +309,21 @@ def image_digest(image: DatabaseImage, config: DigestConfig | None = None) -> st
 
 
 def session_digest(session: Session, config: DigestConfig | None = None) -> str:
-    """Digest of a session's current state (:func:`session_table_digests`, combined)."""
-    config = config or DigestConfig()
-    return combine(session_table_digests(session, config), config)
+    """Absolute digest of a session's current state (hashes every image table not yet cached;
+    the environment compares :meth:`~clarisql.envs.state_digest.StateDigest.key` instead)."""
+    from clarisql.envs.state_digest import session_state
+
+    return session_state(session, config or DigestConfig()).absolute()
 
 
 def session_table_digests(
     session: Session, config: DigestConfig | None = None
 ) -> dict[str, TableDigest]:
-    """Per-table digests of a session's current state.
+    """Absolute per-table digests of a session's current state
+    (:func:`clarisql.envs.state_digest.session_state`, resolved against the image's cache)."""
+    from clarisql.envs.state_digest import session_state
 
-    Tables the session never wrote are served from the image's cache. A table it wrote is
-    updated from the rows it changed (SQLite's session extension lists them): the image's row
-    hashes of those rows come out of the multiset sum and the session's go in. After a schema
-    change, for tables without a usable change list, or when many rows changed, the table is
-    hashed in one pass over its rows instead.
-    """
-    config = config or DigestConfig()
-    digests: dict[str, TableDigest] = {}
-    with session.trusted() as conn:
-        if session.schema_changed:
-            source_tables = list_tables(conn)
-            with session.image.reading() as master:
-                image_tables = set(list_tables(master))
-            changes: dict[str, tuple[tuple[str, ...], set[tuple], set[tuple]]] = {}
-        else:
-            with session.image.reading() as master:
-                source_tables = list_tables(master)
-            image_tables = None
-            changes = changed_rows(session) if session.dirty_tables else {}
-        for t in _ordered(source_tables, config):
-            if image_tables is not None and t not in image_tables:
-                digests[t] = table_digest(conn, t, config)
-            elif not session.is_dirty(t):
-                digests[t] = image_table_digest(session.image, t, config)
-            else:
-                d = None
-                if (
-                    not session.schema_changed
-                    and session.changes is not None
-                    and t.lower() != "sqlite_sequence"
-                    and _change_list_is_complete(conn, t)
-                ):
-                    base = image_table_digest(session.image, t, config)
-                    change = changes.get(t.lower())
-                    # no listed change: written to, but every row is as it was
-                    d = (
-                        base
-                        if change is None
-                        else _updated_digest(session, conn, t, config, base, change)
-                    )
-                digests[t] = d if d is not None else table_digest(conn, t, config)
-    return digests
+    return session_state(session, config or DigestConfig()).table_digests()
 
 
 def sorted_state_hash(conn: apsw.Connection, config: DigestConfig | None = None) -> str:

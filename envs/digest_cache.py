@@ -1,7 +1,8 @@
 """The per-table digest cache of a database image, kept on disk and shared by processes.
 
 Contract: :func:`load` returns the table digests stored for ``(image content, digest config)``
-(empty when none); :func:`save` merges new ones into the file and writes it atomically
+(empty when none), :func:`load_counts` the tables' row counts; :func:`save` and
+:func:`save_counts` merge new ones into the file and write it atomically
 (``os.replace``), so concurrent processes never see a half-written file and a lost race only
 costs a recomputation. A missing, unreadable or foreign file is ignored (recomputed), never an
 error. Files live in ``<cache dir>/digests/<content key>.json`` (see
@@ -73,4 +74,28 @@ def save(content_key: str, config_key: Any, digests: dict[str, Any]) -> None:
         pass
 
 
-__all__ = ["enabled", "load", "save"]
+def load_counts(content_key: str) -> dict[str, int]:
+    """``{table: row count}`` stored for this content (counts do not depend on a config)."""
+    if not enabled():
+        return {}
+    rows = _read(_path(content_key)).get("row_counts", {})
+    return {t: n for t, n in rows.items() if isinstance(n, int)} if isinstance(rows, dict) else {}
+
+
+def save_counts(content_key: str, counts: dict[str, int]) -> None:
+    """Merge ``{table: row count}`` into the file (best effort, like :func:`save`)."""
+    if not enabled() or not counts:
+        return
+    path = _path(content_key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = _read(path) or {"version": _VERSION, "configs": {}}
+        data.setdefault("row_counts", {}).update(counts)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+__all__ = ["enabled", "load", "load_counts", "save", "save_counts"]

@@ -61,7 +61,6 @@ from clarisql.envs.actions import (
     safe_repr,
 )
 from clarisql.envs.database import DatabaseImage, ExecResult, Session, SessionLimits, get_image
-from clarisql.envs.digest import combine, session_table_digests
 from clarisql.envs.env_tools import extra_help, resolve_table_search, search_tables
 from clarisql.envs.hallucination import hallucinated_results, hallucination_rate
 from clarisql.envs.retrieval import compact_schema
@@ -74,6 +73,7 @@ from clarisql.envs.simulators import (
 )
 from clarisql.envs.spaces import ActionSpace, TextSpace
 from clarisql.envs.state_diff import state_diff
+from clarisql.envs.state_digest import StateDigest, session_state
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.tasks import Task
 from clarisql.rewards import EpisodeRecord, RewardSpec, TurnRecord, is_correct, load_reward_spec
@@ -446,13 +446,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         rec, task = self.record, self.task
         image = self.image_for(task)
         gold_error = None
-        final_tables = None
+        final_state = None
         if self._answer is not None:
             rec.answer_rows, rec.answer_truncated = self._answer
         try:
             if task.writable:
-                final_tables = self._bounded_table_digests()
-                rec.final_digest = combine(final_tables, self._digest_config)
+                final_state, rec.final_digest = self._bounded_final_digest(task.gold_digest)
                 rec.gold_digest = gold.gold_digest(task, image, self._digest_config)
             elif task.answerable:
                 rec.gold_rows = gold.gold_rows(task, image)
@@ -489,17 +488,21 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         for name, ext in self._session.extensions.items():  # e.g. SUQL's model-call counts
             if hasattr(ext, "episode_stats"):
                 out[name] = ext.episode_stats()
-        if final_tables is not None:  # table-level diff against gold (never shown to the agent)
-            out["state_diff"] = state_diff(task, final_tables, image, self._digest_config)
+        if final_state is not None:  # table-level diff against gold (never shown to the agent)
+            out["state_diff"] = state_diff(task, final_state, image, self._digest_config)
         return out
 
-    def _bounded_table_digests(self) -> dict[str, Any]:
-        """The session's per-table state digests, within one step budget (else
-        ``apsw.InterruptError``)."""
+    def _bounded_final_digest(self, task_gold: str | None) -> tuple[StateDigest, str]:
+        """The session's final state and digest, within one step budget (else
+        ``apsw.InterruptError``). The digest is the state key (changes against the image, no
+        image table hashed: :mod:`clarisql.envs.state_digest`), or the absolute digest when the
+        task carries an absolute ``gold_digest`` to compare with."""
         assert self._session is not None
         self._session.trusted_deadline = time.monotonic() + self.limits.timeout_s
         try:
-            return session_table_digests(self._session, self._digest_config)
+            state = session_state(self._session, self._digest_config)
+            absolute = task_gold is not None and not task_gold.startswith("delta:")
+            return state, state.absolute() if absolute else state.key()
         finally:
             self._session.trusted_deadline = None
 

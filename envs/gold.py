@@ -4,8 +4,12 @@
   ``gold_answer`` when the task carries it).
 - :func:`gold_ordered` says whether row order matters: the task's flag, else whether the gold
   query's outermost SELECT has an ORDER BY (parsed with sqlglot).
-- :func:`gold_digest` replays ``gold_actions`` on a fresh private copy and digests the result
-  (or returns the task's ``gold_digest``). Cached by (database, actions, digest config).
+- :func:`gold_state` replays ``gold_actions`` on a fresh copy-on-write session and describes the
+  result as changes to the image (:func:`clarisql.envs.state_digest.session_state`; no image
+  table is hashed). Cached by (database, actions, digest config).
+- :func:`gold_digest` is the task's ``gold_digest`` when it carries one (an absolute digest: the
+  episode's final digest is then absolute too), else the gold state's
+  :meth:`~clarisql.envs.state_digest.StateDigest.key`.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import sqlglot
 from sqlglot import exp
 
 from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.digest import DigestConfig, TableDigest, combine, session_table_digests
+from clarisql.envs.digest import DigestConfig
+from clarisql.envs.state_digest import StateDigest, session_state
 from clarisql.envs.tasks import Task
 
 _LOCK = threading.Lock()
 _ROWS: dict[tuple[str, str], list[list[Any]]] = {}
 _ORDERED: dict[str, bool] = {}
-_TABLES: dict[tuple[Any, ...], dict[str, TableDigest]] = {}
+_STATES: dict[tuple[Any, ...], StateDigest] = {}
 _GOLD_LIMITS = SessionLimits(timeout_s=60.0, max_rows=1_000_000, max_bytes=1 << 30)
 
 
@@ -80,16 +85,16 @@ def gold_digest(task: Task, image: DatabaseImage, config: DigestConfig) -> str |
         return task.gold_digest
     if not task.writable or not task.gold_actions:
         return None
-    return combine(gold_tables(task, image, config), config)
+    return gold_state(task, image, config).key()
 
 
-def gold_tables(task: Task, image: DatabaseImage, config: DigestConfig) -> dict[str, TableDigest]:
-    """Per-table digests of the gold state: ``gold_actions`` replayed on a fresh session, once
-    per (database, actions, digest config) and process (the final digest and the state
-    difference both read it). Raises :class:`GoldError` when a golden action fails."""
+def gold_state(task: Task, image: DatabaseImage, config: DigestConfig) -> StateDigest:
+    """The gold state: ``gold_actions`` replayed on a fresh session, once per (database,
+    actions, digest config) and process (the final digest and the state difference both read
+    it). Raises :class:`GoldError` when a golden action fails."""
     key = (image.key, tuple(task.gold_actions), config.key())
     with _LOCK:
-        hit = _TABLES.get(key)
+        hit = _STATES.get(key)
     if hit is not None:
         return hit
     with image.session(writable=True, limits=_GOLD_LIMITS) as s:
@@ -97,7 +102,7 @@ def gold_tables(task: Task, image: DatabaseImage, config: DigestConfig) -> dict[
             res = s.execute(sql)
             if not res.ok:
                 raise GoldError(f"task {task.id!r}: golden action {i} failed: {res.error}")
-        tables = session_table_digests(s, config)
+        state = session_state(s, config)
     with _LOCK:
-        _TABLES[key] = tables
-    return tables
+        _STATES[key] = state
+    return state

@@ -199,7 +199,9 @@ class Task:
     - ``gold_actions``: golden SQL action list, replayed in order (write tasks).
     - ``gold_answer``: expected answer rows (lists); ``None`` means "compute from gold_sql".
     - ``gold_ordered``: whether row order matters; ``None`` means "derive from gold_sql".
-    - ``gold_digest``: expected final-state digest; ``None`` means "replay gold_actions" (cached).
+    - ``gold_digest``: expected final-state digest (an absolute digest,
+      :func:`clarisql.envs.digest.connection_digest` of the target state, or a ``delta:`` state
+      key); ``None`` means "replay gold_actions" (cached).
     - ``answerable`` / ``unanswerable_kind``: TrustSQL answerability (one of
       :data:`UNANSWERABLE_KINDS`; the old name ``external-knowledge`` is read as ``out-of-domain``).
     - ``underspecs``: the gold labels with their clarification values.

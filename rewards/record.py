@@ -46,7 +46,8 @@ class EpisodeRecord:
 
     - ``answer_rows``: rows of the final answer (None: the agent produced no answer);
       ``answer_truncated``: the answer hit the row/byte cap (never counted correct).
-    - ``final_digest`` / ``gold_digest``: final-state digests (write tasks).
+    - ``final_digest`` / ``gold_digest``: final-state digests (write tasks): equal iff the states
+      are; state keys (``delta:...``, changes against the database) or absolute digests.
     - ``end``: ``stop``, ``abstain``, ``truncated`` (turn limit) or ``running``.
     """
 

@@ -243,7 +243,7 @@ def test_failing_final_digest_still_records_the_episode(tmp_path: Path, monkeypa
 
     env = _write_env(tmp_path)
     env.reset(seed=0)
-    monkeypatch.setattr(env_mod, "session_table_digests", too_big)
+    monkeypatch.setattr(env_mod, "session_state", too_big)
     _, reward, term, _, info = env.step({"type": "stop"})
     assert term and "episode" in info
     assert "TooBigError" in info["episode"]["digest_error"]

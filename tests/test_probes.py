@@ -12,9 +12,9 @@ import sqlite_utils
 
 from clarisql.cli import main as cli_main
 from clarisql.envs import gold
-from clarisql.envs.digest import session_digest
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.simulators import STOP_TOKEN, InstructionSimulator, SimulatorReply
+from clarisql.envs.state_digest import session_state
 from clarisql.envs.suites import DatabaseSpec, Suite, load_suite
 from clarisql.envs.tasks import Task
 from clarisql.policies import make_policy
@@ -69,7 +69,7 @@ class LeakingUser(InstructionSimulator):
         env, task = self.env, self.env.task
         image = env.image_for(task)
         target = gold.gold_digest(task, image, env._digest_config)
-        if session_digest(env._session, env._digest_config) == target:
+        if session_state(env._session, env._digest_config).key() == target:
             return SimulatorReply(STOP_TOKEN, stop=True)
         return super().respond(message, labels, ctx)
 

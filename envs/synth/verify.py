@@ -7,8 +7,9 @@ Contract
   It never raises. :meth:`Verifier.error` returns the database's message for a failing statement
   (recorded for rejected drafts).
 - :meth:`Verifier.write_digest` replays an action list in a private writable session and returns
-  the final-state digest (:func:`clarisql.envs.digest.session_digest`), ``None`` if any action
-  fails; :meth:`Verifier.base_digest` is the untouched database's digest.
+  the final state's key (:meth:`clarisql.envs.state_digest.StateDigest.key`, what the
+  environment compares; no image table is hashed), ``None`` if any action fails;
+  :meth:`Verifier.base_digest` is the untouched database's key.
 - :func:`same_answer` is the environment's own Pass@1 comparison
   (:func:`clarisql.rewards.match.execution_match`), so "the naive reading gives a different
   answer" means exactly what the reward will see. :func:`is_trivial` flags empty / all-NULL /
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from clarisql.envs.database import SessionLimits, get_image
-from clarisql.envs.digest import DigestConfig, image_digest, session_digest
+from clarisql.envs.digest import DigestConfig
+from clarisql.envs.state_digest import image_state, session_state
 from clarisql.rewards.match import execution_match
 
 
@@ -108,14 +110,14 @@ class Verifier:
                     if not res.ok:
                         self._last_error = res.error
                         return None
-                return session_digest(s, self.digest_config)
+                return session_state(s, self.digest_config).key()
         except Exception as e:  # last guard, see rows()
             self._last_error = f"{type(e).__name__}: {e}"
             return None
 
     def base_digest(self) -> str:
         """Digest of the untouched database (same configuration as :meth:`write_digest`)."""
-        return image_digest(self.image, self.digest_config)
+        return image_state(self.image, self.digest_config).key()
 
 
 __all__ = ["Verifier", "is_trivial", "same_answer"]
