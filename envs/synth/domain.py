@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clarisql.envs.database import SessionLimits
-from clarisql.envs.digest import session_digest
+from clarisql.envs.state_digest import session_state
 from clarisql.envs.synth.layers.common import misspell_word
 from clarisql.envs.synth.layers.unanswerable import words
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -252,7 +252,8 @@ def _unanswerable_on_schema(run: DomainRun, d: DomainDraft) -> bool:
 
 
 def _state(run: DomainRun, actions: list[str], strict: bool) -> str:
-    """Final-state digest after ``actions`` in a private writable session; ``""`` when ``strict``
+    """Final-state key (:meth:`~clarisql.envs.state_digest.StateDigest.key`, as
+    :meth:`Verifier.base_digest`) after ``actions`` in a private writable session; ``""`` when ``strict``
     and a write changes no row or a read returns none."""
     v = run.verifier
     limits = SessionLimits(timeout_s=v.time_budget_s)
@@ -264,7 +265,7 @@ def _state(run: DomainRun, actions: list[str], strict: bool) -> str:
             is_write = a.lstrip().split(" ", 1)[0].upper() in _WRITE_VERBS
             if strict and (res.changes < 1 if is_write else not res.rows):
                 return ""
-        return session_digest(s, v.digest_config)
+        return session_state(s, v.digest_config).key()
 
 
 def _check_write(run: DomainRun, d: DomainDraft) -> bool:
