@@ -13,12 +13,9 @@ Contract
 - It runs in ``locking_mode=EXCLUSIVE``: nobody else ever opens the overlay, and in this mode
   SQLite keeps its lock and its page cache between transactions instead of locking, checking
   for a hot journal and re-reading page 1 through the (Python) VFS at every statement (7 Python
-  calls, ~6 µs, more than a small statement itself). So SQLite does not look at the file by
-  itself after a reset: :func:`reset_cow` switches to normal locking for one statement, which
-  releases the lock, and arms the overlay so that the file-version check SQLite makes when it
-  locks again reports a change; SQLite then discards its page cache (and reloads the schema if
-  the episode changed it). This does not rely on SQLite's change counter, which in exclusive
-  mode it bumps only once per lock.
+  calls, ~6 µs, more than a small statement itself). So SQLite never looks at the file by
+  itself after a reset: :func:`reset_cow` purges its page cache (``SQLITE_FCNTL_RESET_CACHE``);
+  the next statement reads page 1 again and reloads the schema if the episode changed it.
 
 Why a hand-written VFS: SQLite has no built-in copy-on-write mode for a file (WAL writes to the
 base's directory and shares its changes with every reader; ``immutable=1`` forbids writes), and
@@ -53,10 +50,6 @@ class _Overlay:
         self.size = self.base_size
         self.pages: dict[int, bytearray] = {}
         self.page_size = _page_size(self.fd)
-        #: set by reset_cow: the next file-version check reads a changed version (see above)
-        self.stale = False
-        #: the file-version bytes SQLite last read or wrote with page 1 (what it has cached)
-        self.seen_version = b""
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -70,22 +63,6 @@ class _Overlay:
     # page-granular storage; SQLite reads and writes the main database in whole pages, apart
     # from a few header reads, which the general path below also serves
     def read(self, amount: int, offset: int) -> bytes:
-        if self.stale and offset == _VERSION_OFFSET and amount == _VERSION_BYTES:
-            # SQLite checking whether the file changed since it cached pages: say it did
-            # SQLite checking whether the file changed since it cached pages: say it did, with
-            # a version that differs from the one it holds
-            self.stale = False
-            data = bytearray(self.seen_version or self.read(amount, offset))
-            data[0:4] = ((int.from_bytes(data[0:4], "big") + 1) & 0xFFFFFFFF).to_bytes(4, "big")
-            return bytes(data)
-        out = self._read(amount, offset)
-        if offset <= _VERSION_OFFSET and offset + len(out) >= _VERSION_OFFSET + _VERSION_BYTES:
-            self.seen_version = out[
-                _VERSION_OFFSET - offset : _VERSION_OFFSET + _VERSION_BYTES - offset
-            ]
-        return out
-
-    def _read(self, amount: int, offset: int) -> bytes:
         ps, out = self.page_size, bytearray()
         end = min(offset + amount, self.size)
         pos = offset
@@ -111,26 +88,18 @@ class _Overlay:
                 if inner == 0 and n == ps:
                     page = bytearray(ps)
                 else:
-                    page = bytearray(self._read(ps, pno * ps).ljust(ps, b"\0"))
+                    page = bytearray(self.read(ps, pno * ps).ljust(ps, b"\0"))
                 self.pages[pno] = page
             page[inner : inner + n] = data[i : i + n]
             pos += n
             i += n
         self.size = max(self.size, offset + len(data))
-        if offset <= _VERSION_OFFSET and offset + len(data) >= _VERSION_OFFSET + _VERSION_BYTES:
-            self.seen_version = bytes(
-                data[_VERSION_OFFSET - offset : _VERSION_OFFSET + _VERSION_BYTES - offset]
-            )
 
     def truncate(self, size: int) -> None:
         self.size = size
         last = (size + self.page_size - 1) // self.page_size
         for pno in [p for p in self.pages if p >= last]:
             del self.pages[pno]
-
-
-#: SQLite's file-version bytes (change counter, size, freelist) in page 1, read when it locks
-_VERSION_OFFSET, _VERSION_BYTES = 24, 16
 
 
 def _page_size(fd: int) -> int:
@@ -249,6 +218,7 @@ def open_cow(base: str | Path) -> apsw.Connection:
         )
         conn.execute("PRAGMA journal_mode = MEMORY")
         conn.execute("PRAGMA main.locking_mode = EXCLUSIVE")
+        conn.execute("PRAGMA main.synchronous = OFF")  # nothing here is durable: no xSync calls
     except BaseException:
         overlay.close()
         raise
@@ -267,12 +237,15 @@ def reset_cow(conn: apsw.Connection) -> None:
         raise RuntimeError("reset_cow: the connection is inside a transaction")
     overlay.pages.clear()
     overlay.size = overlay.base_size
-    overlay.stale = True
-    # exclusive mode keeps the lock (and SQLite's cache) until a statement ends in normal mode;
-    # the next statement then locks again and makes the (armed) file-version check
-    conn.execute("PRAGMA main.locking_mode = NORMAL")
-    conn.execute("PRAGMA main.schema_version")
-    conn.execute("PRAGMA main.locking_mode = EXCLUSIVE")
+    # exclusive locking mode: SQLite would go on trusting its cached pages
+    conn.file_control("main", apsw.SQLITE_FCNTL_RESET_CACHE, 0)
+
+
+def database_bytes(conn: apsw.Connection) -> int | None:
+    """The size of ``conn``'s database file as SQLite sees it now (base plus growth), or
+    ``None`` when ``conn`` is not a copy-on-write connection."""
+    o = _OVERLAYS.get(conn)
+    return None if o is None else o.size
 
 
 def overlay_bytes(conn: apsw.Connection) -> int:
@@ -281,4 +254,4 @@ def overlay_bytes(conn: apsw.Connection) -> int:
     return 0 if o is None else len(o.pages) * o.page_size
 
 
-__all__ = ["VFS_NAME", "is_cow", "open_cow", "overlay_bytes", "reset_cow"]
+__all__ = ["VFS_NAME", "database_bytes", "is_cow", "open_cow", "overlay_bytes", "reset_cow"]

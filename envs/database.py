@@ -47,6 +47,7 @@ from typing import Any
 
 import apsw
 
+from clarisql.envs.cow import database_bytes as cow_database_bytes
 from clarisql.envs.cow import open_cow, reset_cow
 from clarisql.envs.image_files import base_file, check_database_file, content_key
 from clarisql.envs.limits import (
@@ -513,10 +514,17 @@ class Session:
         wrote = bool(self.dirty_tables) or self.schema_changed
         if self.writable and wrote:  # only a session that wrote can have grown its database
             try:
-                (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
-                (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
+                # a copy-on-write file knows its size (no statement); temp has pages only
+                # when the session made temporary objects
+                main_bytes = cow_database_bytes(conn)
+                if main_bytes is None:
+                    (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
+                    main_bytes = pages * self.image.page_size
+                temp_pages = 0
+                if self._temp_used:
+                    (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
                 grown = (
-                    pages * self.image.page_size > self.image.size_bytes + _POOL_SLACK_BYTES
+                    main_bytes > self.image.size_bytes + _POOL_SLACK_BYTES
                     or temp_pages * self.image.page_size > _POOL_SLACK_BYTES
                 )
             except apsw.Error:
