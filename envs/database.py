@@ -489,6 +489,7 @@ class Session:
             ext = factory(self)
             if ext is not None:
                 self.extensions[name] = ext
+        self._stmt_exts = [e for e in self.extensions.values() if hasattr(e, "before")]
 
     # --- lifecycle ---------------------------------------------------------------------------
     @property
@@ -632,7 +633,7 @@ class Session:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
         t0 = time.perf_counter()
         self._sqlite_s = 0.0
-        exts = [e for e in self.extensions.values() if hasattr(e, "before")]
+        exts = self._stmt_exts
         original = sql
         for ext in exts:
             sql = ext.before(sql)
