@@ -20,7 +20,7 @@ import numpy as np
 
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.backends import BackendError, as_texts
-from clarisql.envs.suql.compiler import Plan, compile_sql
+from clarisql.envs.suql.compiler import Plan, compile_sql, may_rewrite
 from clarisql.envs.suql.embed import Embedder
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class SuqlRuntime:
         if cur.evaluations or cur.rewritten or cur.steps or not cur.ok:
             self.current = StatementStats()  # the last one may be kept in self.statements
         self._deadline = time.monotonic() + self.session.limits.timeout_s
-        if not self.config.optimize:
+        if not self.config.optimize or not may_rewrite(sql):
             self._plan = None
             return sql
         try:
