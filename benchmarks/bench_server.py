@@ -2,12 +2,16 @@
 
 What it measures (one run, side by side, servers in subprocesses on 127.0.0.1):
 1. Step overhead of one WebSocket session: ``clarisql serve`` minus the same step in-process,
-   against OpenEnv's own echo env (generated with ``openenv init``) measured the same way.
-2. ``--sessions`` concurrent sessions (default 1000): each opens a WebSocket, resets and takes
-   ``--steps`` steps; p50 / p99 step latency, errors, and the server's RSS per session.
+   against OpenEnv's own echo env (generated with ``openenv init``) measured the same way. Both
+   servers run at once and are measured in alternating rounds (``--rounds``; the median round
+   is reported), with the server's CPU time per step (process time from ``/proc``: it suffers
+   less from a loaded machine than wall time).
+2. ``--sessions`` concurrent sessions (default 1000; 0 skips it): each opens a WebSocket,
+   resets and takes ``--steps`` steps; p50 / p99 step latency, errors, and the server's RSS per
+   session.
 Every wait has a timeout and the whole run a deadline; it stops by itself.
 
-    python benchmarks/bench_server.py [--sessions 1000] [--steps 5] [--json OUT]
+    python benchmarks/bench_server.py [--sessions 1000] [--steps 5] [--rounds 5] [--json OUT]
 """
 
 from __future__ import annotations
@@ -35,6 +39,12 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -155,14 +165,19 @@ async def concurrent(url: str, sessions: int, steps: int, action: dict, pid: int
     }
 
 
-def in_process_step_ms(n: int) -> float:
+def in_process_step_ms(n: int, cold: bool = False) -> float:
+    """Median in-process step time; with ``cold``, 16 MB of memory are touched before every
+    step, so the step runs on cold CPU caches as it does in a server after network work."""
     from clarisql.envs.env import ClarifySQLEnv
 
     env = ClarifySQLEnv("builtin")
+    junk = bytearray(16 * 1024 * 1024) if cold else None
     times = []
     for i in range(n):
         if i % 15 == 0:
             env.reset(seed=i)
+        if junk is not None:
+            junk[::64] = bytes(len(junk) // 64)  # one write per cache line
         t0 = time.perf_counter()
         env.step(dict(ACTION))
         times.append(time.perf_counter() - t0)
@@ -170,30 +185,65 @@ def in_process_step_ms(n: int) -> float:
     return statistics.median(times) * 1000
 
 
+def one_session_rounds(servers: dict[str, tuple[str, dict, int]], rounds: int) -> dict:
+    """Alternating rounds of 20 sequential episodes x 15 steps per server: the median round's
+    p50 step latency, and the server's CPU per step (resets and session set-up included)."""
+    per: dict[str, list[tuple[float, float]]] = {name: [] for name in servers}
+    for _ in range(rounds):
+        for name, (ws, action, pid) in servers.items():
+            c0 = cpu_s(pid)
+            lat = asyncio.run(sequential(ws, 20, 15, action))
+            per[name].append((pct(lat, 0.5), (cpu_s(pid) - c0) * 1000 / len(lat)))
+    return {
+        name: {
+            "one_session_step_p50_ms": statistics.median(p for p, _ in xs),
+            "one_session_server_cpu_ms_per_step": statistics.median(c for _, c in xs),
+            "rounds_p50_ms": [round(p, 4) for p, _ in xs],
+        }
+        for name, xs in per.items()
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=1000)
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    out: dict = {"in_process_step_ms": in_process_step_ms(600)}
+    out: dict = {
+        "in_process_step_ms": in_process_step_ms(600),
+        "in_process_step_cold_cache_ms": in_process_step_ms(300, cold=True),
+    }
+    procs: dict[str, tuple[subprocess.Popen, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("echo", "clarisql"):
-            port = free_port()
-            proc = (
-                start_echo(port, args.sessions, Path(tmp))
-                if name == "echo"
-                else start_clarisql(port, args.sessions)
-            )
-            try:
+        try:
+            for name in ("echo", "clarisql"):
+                port = free_port()
+                procs[name] = (
+                    start_echo(port, args.sessions, Path(tmp))
+                    if name == "echo"
+                    else start_clarisql(port, args.sessions),
+                    port,
+                )
+            for proc, port in procs.values():
                 wait_healthy(f"http://127.0.0.1:{port}", proc)
-                ws = f"ws://127.0.0.1:{port}/ws"
-                action = {"message": "SELECT 1"} if name == "echo" else ACTION
-                lat = asyncio.run(sequential(ws, 40, 15, action))
-                res = {"one_session_step_p50_ms": pct(lat, 0.5)}
-                res.update(asyncio.run(concurrent(ws, args.sessions, args.steps, action, proc.pid)))
-                out[name] = res
-            finally:
+            servers = {
+                name: (
+                    f"ws://127.0.0.1:{port}/ws",
+                    {"message": "SELECT 1"} if name == "echo" else ACTION,
+                    proc.pid,
+                )
+                for name, (proc, port) in procs.items()
+            }
+            out.update(one_session_rounds(servers, args.rounds))
+            for name, (ws, action, pid) in servers.items():
+                if args.sessions > 0:
+                    out[name].update(
+                        asyncio.run(concurrent(ws, args.sessions, args.steps, action, pid))
+                    )
+        finally:
+            for proc, _ in procs.values():
                 proc.terminate()
                 try:
                     proc.wait(timeout=30)

@@ -129,9 +129,13 @@ class Action:
             d = {}
         return (
             "<tool_call>"
-            + json.dumps({"name": TOOL_NAMES[kind], "arguments": d}, ensure_ascii=False)
+            + _TEXT_JSON.encode({"name": TOOL_NAMES[kind], "arguments": d})
             + "</tool_call>"
         )
+
+
+#: json.dumps(..., ensure_ascii=False) builds an encoder per call (most of to_text's cost)
+_TEXT_JSON = json.JSONEncoder(ensure_ascii=False)
 
 
 def _text_sql(sql: Any, what: str) -> Any:

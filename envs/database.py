@@ -47,6 +47,7 @@ from typing import Any
 
 import apsw
 
+from clarisql.envs.cow import database_bytes as cow_database_bytes
 from clarisql.envs.cow import open_cow, reset_cow
 from clarisql.envs.image_files import base_file, check_database_file, content_key
 from clarisql.envs.limits import (
@@ -305,6 +306,8 @@ class DatabaseImage:
         self._ro_pool: list[apsw.Connection] = []
         self._rw_pool: list[apsw.Connection] = []
         self._rw_idle_bytes = 0
+        #: pooled connection -> its change recorder, kept while it recorded nothing
+        self._rw_changes: dict[apsw.Connection, apsw.Session] = {}
         #: digest cache: config key -> {table: TableDigest}, filled lazily by clarisql.envs.digest
         self.digest_cache: dict[Any, dict[str, Any]] = {}
 
@@ -356,9 +359,21 @@ class DatabaseImage:
         # image because _release drops the pages a session wrote.
         return conn
 
+    def _take_changes(self, conn: apsw.Connection) -> apsw.Session | None:
+        """The empty change recorder a pooled ``conn`` was given back with, if any."""
+        with self._lock:
+            return self._rw_changes.pop(conn, None)
+
     def _release(
-        self, conn: apsw.Connection, writable: bool, reusable: bool, wrote: bool = True
+        self,
+        conn: apsw.Connection,
+        writable: bool,
+        reusable: bool,
+        wrote: bool = True,
+        changes: apsw.Session | None = None,
     ) -> None:
+        """Pool ``conn`` (reset if it ``wrote``) or close it; an empty change recorder
+        (``changes``, still attached) stays with a pooled connection for its next session."""
         if writable and reusable:
             try:
                 if conn.in_transaction:
@@ -368,19 +383,21 @@ class DatabaseImage:
                 reusable = not conn.in_transaction
             except (apsw.Error, RuntimeError, KeyError):
                 reusable = False
-        if not reusable:
-            conn.close()
-            return
-        with self._lock:
-            if writable:
-                nbytes = _cache_bytes(conn)
-                if self._rw_idle_bytes + nbytes <= POOL_MAX_BYTES:
-                    self._rw_pool.append(conn)
-                    self._rw_idle_bytes += nbytes
+        if reusable:
+            with self._lock:
+                if writable:
+                    nbytes = _cache_bytes(conn)
+                    if self._rw_idle_bytes + nbytes <= POOL_MAX_BYTES:
+                        self._rw_pool.append(conn)
+                        self._rw_idle_bytes += nbytes
+                        if changes is not None:
+                            self._rw_changes[conn] = changes
+                        return
+                elif len(self._ro_pool) < 8:
+                    self._ro_pool.append(conn)
                     return
-            elif len(self._ro_pool) < 8:
-                self._ro_pool.append(conn)
-                return
+        if changes is not None:
+            changes.close()
         conn.close()
 
     def session(self, writable: bool, limits: SessionLimits | None = None) -> Session:
@@ -450,6 +467,8 @@ class Session:
         self.schema_changed = False
         self._temp_used = False
         self._conn: apsw.Connection | None = image._acquire(writable)
+        # a pooled connection whose last session changed nothing keeps its empty recorder
+        idle_changes = image._take_changes(self._conn) if writable else None
         #: when set (``time.monotonic()``), :meth:`trusted` reads stop there (InterruptError)
         self.trusted_deadline: float | None = None
         self._deadline = 0.0
@@ -468,7 +487,7 @@ class Session:
                 max_growth_bytes=limits.max_growth_bytes,
             )
         except apsw.Error:
-            image._release(self._conn, writable, reusable=False)
+            image._release(self._conn, writable, reusable=False, changes=idle_changes)
             self._conn = None
             raise
         self._refusal: _Refusal | None = None
@@ -478,9 +497,11 @@ class Session:
         #: multiset hash from those rows alone (clarisql.envs.digest).
         self.changes: apsw.Session | None = None
         if writable:
-            self.changes = apsw.Session(self._conn, "main")
-            self.changes.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
-            self.changes.attach(None)
+            self.changes = idle_changes
+            if self.changes is None:
+                self.changes = apsw.Session(self._conn, "main")
+                self.changes.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
+                self.changes.attach(None)
         self._conn.authorizer = self._authorize
         self._conn.set_progress_handler(self._progress, limits.progress_steps)
         self.extensions: dict[str, Any] = {}
@@ -488,6 +509,7 @@ class Session:
             ext = factory(self)
             if ext is not None:
                 self.extensions[name] = ext
+        self._stmt_exts = [e for e in self.extensions.values() if hasattr(e, "before")]
 
     # --- lifecycle ---------------------------------------------------------------------------
     @property
@@ -504,25 +526,36 @@ class Session:
         for ext in getattr(self, "extensions", {}).values():
             if hasattr(ext, "close"):
                 ext.close()
+        wrote = bool(self.dirty_tables) or self.schema_changed
+        idle_changes = None
         if self.changes is not None:
-            self.changes.close()
+            if not wrote and self.changes.is_empty:
+                idle_changes = self.changes  # nothing written or recorded: reusable as it is
+            else:
+                self.changes.close()
             self.changes = None
         conn.authorizer = None
         conn.set_progress_handler(None)
         grown = False
-        wrote = bool(self.dirty_tables) or self.schema_changed
         if self.writable and wrote:  # only a session that wrote can have grown its database
             try:
-                (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
-                (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
+                # a copy-on-write file knows its size (no statement); temp has pages only
+                # when the session made temporary objects
+                main_bytes = cow_database_bytes(conn)
+                if main_bytes is None:
+                    (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
+                    main_bytes = pages * self.image.page_size
+                temp_pages = 0
+                if self._temp_used:
+                    (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
                 grown = (
-                    pages * self.image.page_size > self.image.size_bytes + _POOL_SLACK_BYTES
+                    main_bytes > self.image.size_bytes + _POOL_SLACK_BYTES
                     or temp_pages * self.image.page_size > _POOL_SLACK_BYTES
                 )
             except apsw.Error:
                 grown = True
         reusable = not self._temp_used and not grown and (self.writable or not conn.in_transaction)
-        self.image._release(conn, self.writable, reusable, wrote)
+        self.image._release(conn, self.writable, reusable, wrote, idle_changes)
         if grown:
             trim_heap()  # a big session's pages were freed with its connection: give them back
 
@@ -624,7 +657,7 @@ class Session:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
         t0 = time.perf_counter()
         self._sqlite_s = 0.0
-        exts = [e for e in self.extensions.values() if hasattr(e, "before")]
+        exts = self._stmt_exts
         original = sql
         for ext in exts:
             sql = ext.before(sql)

@@ -2,7 +2,9 @@
 
 - :mod:`~clarisql.rollouts.episode`: one episode (:func:`run_episode`), lockstep batches.
 - :mod:`~clarisql.rollouts.runner`: :func:`run_eval`, N tasks × k trials into a run folder.
-- :mod:`~clarisql.rollouts.store`: the crash-safe ``trajectories.jsonl``.
+- :mod:`~clarisql.rollouts.plan`: the run's configuration, its (task, trial, seeds) items.
+- :mod:`~clarisql.rollouts.engines`: where episodes run (threads, processes, Ray).
+- :mod:`~clarisql.rollouts.store`: the crash-safe ``trajectories.jsonl`` and the run folder.
 - :mod:`~clarisql.rollouts.metrics`: Pass@k/Pass^k, φ_c, ECR, detection, table F1, ...
 - :mod:`~clarisql.rollouts.odutqa_metrics`: ODUTQA-MDC's detection, ECR and table F1.
 - :mod:`~clarisql.rollouts.report`: ``metrics.json``, ``report.md``, plots, ablations.

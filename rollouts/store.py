@@ -11,6 +11,10 @@ Durability contract
   reported as an error, since it cannot come from an interrupted append.
 - Episodes are keyed by ``(task_id, trial)``; a key already in the file is never written again,
   and readers keep the first line of a key.
+
+The run folder around it: ``run.json`` (the run's configuration identity, one entry per session;
+:func:`check_run_dir` refuses a folder that holds a different run, so resuming never mixes two
+runs) and ``errors.jsonl`` (:class:`ErrorLog`: episodes whose policy failed, retried on resume).
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from clarisql.rollouts.plan import RunConfigError
+
 Key = tuple[str, int]
+
+RUN_FILE = "run.json"
+TRAJECTORY_FILE = "trajectories.jsonl"
+ERRORS_FILE = "errors.jsonl"
 
 
 class TrajectoryFileError(RuntimeError):
@@ -99,7 +109,7 @@ def read_trajectories(path: str | Path, dedupe: bool = True) -> list[dict[str, A
 
 
 def iter_run_lines(run_dir: str | Path) -> Iterator[dict[str, Any]]:
-    yield from read_trajectories(Path(run_dir) / "trajectories.jsonl")
+    yield from read_trajectories(Path(run_dir) / TRAJECTORY_FILE)
 
 
 class TrajectoryStore:
@@ -183,3 +193,71 @@ class TrajectoryStore:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class ErrorLog:
+    """Appends failed episodes to ``errors.jsonl`` (one ``os.write`` per line, the file created
+    on the first failure only)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    def append(self, result: dict[str, Any]) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self._fd, dumps_line(result))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def check_run_dir(out_dir: Path, identity: dict[str, Any], extra: dict[str, Any] | None) -> None:
+    """Write ``run.json``, or check that the one there describes the same run.
+
+    With ``extra=None`` only checks (writes nothing); else records ``extra`` as a new session.
+    Raises :class:`~clarisql.rollouts.plan.RunConfigError` for a folder holding another run.
+    """
+    run_file = out_dir / RUN_FILE
+    traj = out_dir / TRAJECTORY_FILE
+    if run_file.exists():
+        try:
+            old = json.loads(run_file.read_text(encoding="utf-8"))
+            old_cfg = old["config"]
+        except (ValueError, KeyError, OSError) as e:
+            raise RunConfigError(f"{run_file} is unreadable ({e}); use another --out") from None
+        if old_cfg != identity:
+            diff = sorted(
+                k for k in set(old_cfg) | set(identity) if old_cfg.get(k) != identity.get(k)
+            )
+            detail = "; ".join(f"{k}: {old_cfg.get(k)!r} -> {identity.get(k)!r}" for k in diff)
+            raise RunConfigError(
+                f"{out_dir} holds a run with a different configuration ({detail}); "
+                "use another --out or repeat the original command to resume"
+            )
+        if extra is not None:
+            old.setdefault("sessions", []).append(extra)
+            write_json_atomic(run_file, old)
+        return
+    if traj.exists() and traj.stat().st_size > 0:
+        raise RunConfigError(
+            f"{out_dir} has {TRAJECTORY_FILE} but no {RUN_FILE}; use another --out"
+        )
+    if extra is None:
+        return
+    from clarisql import __version__
+
+    write_json_atomic(
+        run_file, {"config": identity, "clarisql_version": __version__, "sessions": [extra]}
+    )
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(
+        json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
+    )
+    os.replace(tmp, path)

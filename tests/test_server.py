@@ -96,6 +96,68 @@ def test_remote_episode_equals_in_process(server: str, policy_name: str) -> None
     local.close()
 
 
+_TIMING_KEYS = {"sql_time_s", "timings", "elapsed_s", "sqlite_s"}
+
+
+def _same_wire(x):
+    """``x`` as the wire carries it (JSON-safe, tuples as lists), timing values left out."""
+    from clarisql.envs.server.models import jsonable
+
+    def drop(v):
+        if isinstance(v, dict):
+            return {k: drop(w) for k, w in v.items() if k not in _TIMING_KEYS}
+        if isinstance(v, list):
+            return [drop(w) for w in v]
+        return v
+
+    return drop(json.loads(json.dumps(jsonable(x))))
+
+
+def _full_trace(env, task, policy_name: str) -> list:
+    """Every tuple the env returned in one episode (observation whole: dialogue, schema)."""
+    policy = make_policy(policy_name)
+    policy.seed(0)
+    obs, info = env.reset(seed=5, options={"task_id": task.id})
+    policy.reset(obs, info, task if policy.privileged else None)
+    trace = [(dict(obs), _same_wire(info))]
+    for _ in range(25):
+        obs, reward, terminated, truncated, info = env.step(policy.act(obs, info))
+        trace.append((dict(obs), round(reward, 9), terminated, truncated, _same_wire(info)))
+        if terminated or truncated:
+            break
+    return trace
+
+
+@pytest.mark.parametrize("policy_name", ["oracle", "clarify-every-turn"])
+def test_remote_tuples_equal_in_process_whole(server: str, policy_name: str) -> None:
+    """The dialogue travels as what each step added; the client rebuilds it exactly."""
+    local = ClarifySQLEnv("builtin")
+    longest = 0
+    with RemoteClarifySQLEnv(server) as remote:
+        for task in local.suite.tasks[7::60]:
+            want = _full_trace(local, task, policy_name)
+            longest = max(longest, len(want))
+            assert _full_trace(remote, task, policy_name) == want
+    local.close()
+    assert longest >= 3  # some episodes with several steps (the dialogue sent in pieces)
+
+
+def test_steps_send_only_the_new_dialogue(server: str) -> None:
+    with httpx.Client(base_url=server, timeout=30) as http:
+        first = http.post("/sessions", json={"task_index": 3, "seed": 1}).json()
+        sid, dialogue = first["session_id"], first["observation"]["dialogue"]
+        assert first["observation"]["dialogue_start"] == 0 and dialogue
+        for sql in ("SELECT 1", "SELECT 2"):
+            step = http.post(
+                f"/sessions/{sid}/step", json={"action": {"type": "execute", "sql": sql}}
+            )
+            o = step.json()["observation"]
+            assert o["dialogue_start"] == len(dialogue)  # continues where the last one ended
+            assert sql in o["dialogue"] and not o["dialogue"].startswith(dialogue[:20])
+            dialogue += o["dialogue"]
+        http.delete(f"/sessions/{sid}")
+
+
 def test_sessions_are_isolated(server: str) -> None:
     local = ClarifySQLEnv("builtin")
     write = next(t for t in local.suite.tasks if t.writable and t.gold_actions)

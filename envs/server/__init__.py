@@ -13,9 +13,11 @@ Contract
   ``DELETE /sessions/{id}``); an unknown id is a 404 with a one-line ``error``.
 - Observations carry exactly what the in-process env returns: the Gymnasium observation
   (``schema`` is sent as ``db_schema``: pydantic reserves ``schema``), ``reward``, ``done``
-  (terminated or truncated), ``truncated`` and ``info`` (made JSON-safe). The client
-  (:class:`ClarisqlClient`) gives back the same ``(obs, reward, terminated, truncated, info)``
-  tuples as ``ClarifySQLEnv.step``.
+  (terminated or truncated), ``truncated`` and ``info`` (made JSON-safe); the schema comes
+  with ``reset`` only and a step's ``dialogue`` is what the step added (from character
+  ``dialogue_start`` of the whole dialogue). The clients rebuild both:
+  :class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` gives back the same ``(obs, reward,
+  terminated, truncated, info)`` tuples as ``ClarifySQLEnv.step``.
 - Bounded: at most ``max_sessions`` live sessions (WebSocket and HTTP each), idle sessions
   closed after ``idle_timeout_s``; a malformed message gets an error response, never a crash.
 

@@ -17,7 +17,13 @@ from clarisql.envs.server.models import ClarisqlAction, ClarisqlObservation, Cla
 
 
 class ClarisqlEnvClient(EnvClient[ClarisqlAction, ClarisqlObservation, ClarisqlState]):
-    """OpenEnv client for a ``clarisql serve`` server (one WebSocket = one session)."""
+    """OpenEnv client for a ``clarisql serve`` server (one WebSocket = one session).
+
+    Observations come back with the whole dialogue: the server sends a step's dialogue as what
+    it added (``dialogue_start``), and this client appends it to the one it holds.
+    """
+
+    _dialogue = ""
 
     def _step_payload(self, action: ClarisqlAction | dict | str) -> dict[str, Any]:
         if isinstance(action, ClarisqlAction):
@@ -27,8 +33,18 @@ class ClarisqlEnvClient(EnvClient[ClarisqlAction, ClarisqlObservation, ClarisqlS
         return dict(action)
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ClarisqlObservation]:
+        fields = dict(payload.get("observation", {}))
+        start = int(fields.pop("dialogue_start", 0) or 0)
+        if start:
+            if start != len(self._dialogue):
+                raise ValueError(
+                    f"dialogue out of step: the server continues at character {start}, "
+                    f"this client holds {len(self._dialogue)}"
+                )
+            fields["dialogue"] = self._dialogue + fields.get("dialogue", "")
+        self._dialogue = fields.get("dialogue", "")
         obs = ClarisqlObservation(
-            **payload.get("observation", {}),
+            **fields,
             reward=payload.get("reward"),
             done=bool(payload.get("done", False)),
         )

@@ -37,6 +37,7 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         self._steps = 0
         self._done = False
         self._lock = threading.Lock()  # one session, one caller at a time (HTTP sessions)
+        self._sent_dialogue = ""  # the dialogue as of the last observation sent
 
     @property
     def env(self) -> ClarifySQLEnv:
@@ -58,6 +59,7 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         with self._lock:
             obs, info = self._env.reset(seed=seed, options=options or None)
             self._episode_id, self._steps, self._done = episode_id, 0, False
+            self._sent_dialogue = obs.get("dialogue", "")
             return _observation(obs, 0.0, False, False, info)
 
     def step(
@@ -68,8 +70,16 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
             obs, reward, terminated, truncated, info = self._env.step(act)
             self._steps += 1
             self._done = bool(terminated or truncated)
-            # the schema is fixed for an episode: sent with reset only (clients keep it)
-            return _observation(obs, reward, terminated, truncated, info, schema=False)
+            # the schema is fixed for an episode: sent with reset only (clients keep it); the
+            # dialogue only grows within one: only what this step added is sent
+            dialogue = obs.get("dialogue", "")
+            start = len(self._sent_dialogue)
+            if not start or not dialogue.startswith(self._sent_dialogue):
+                start = 0  # (not a continuation: sent whole)
+            self._sent_dialogue = dialogue
+            return _observation(
+                obs, reward, terminated, truncated, info, schema=False, dialogue_start=start
+            )
 
     @property
     def state(self) -> ClarisqlState:
@@ -107,12 +117,17 @@ def _observation(
     truncated: bool,
     info: dict,
     schema: bool = True,
+    dialogue_start: int = 0,
 ) -> ClarisqlObservation:
-    # model_construct: every field's type is ours to guarantee (validation cost ~25 µs a step)
+    # model_construct: every field's type is ours to guarantee (validation cost ~25 µs a step);
+    # every field is given, so the set of given fields is known in advance
+    dialogue = obs.get("dialogue", "")
     return ClarisqlObservation.model_construct(
+        set(_OBSERVATION_FIELDS),
         metadata={},
         db_schema=obs.get("schema", "") if schema else "",
-        dialogue=obs.get("dialogue", ""),
+        dialogue=dialogue[dialogue_start:] if dialogue_start else dialogue,
+        dialogue_start=dialogue_start,
         last=obs.get("last", ""),
         turn=int(obs.get("turn", 0)),
         reward=float(reward),
@@ -120,6 +135,9 @@ def _observation(
         truncated=bool(truncated),
         info=jsonable(info),
     )
+
+
+_OBSERVATION_FIELDS = frozenset(ClarisqlObservation.model_fields)
 
 
 def env_factory(config: ServeConfig) -> Callable[[], ClarisqlEnvironment]:

@@ -31,9 +31,12 @@ class ClarisqlAction(Action):
         """What ``ClarifySQLEnv.step`` receives for this action."""
         if self.text is not None:
             return self.text
-        return {
-            k: v for k, v in self.model_dump(exclude={"metadata", "text"}).items() if v is not None
-        }
+        # the fields as given (what model_dump(exclude=...) gives, without its per-call cost)
+        d = self.__dict__
+        return {k: d[k] for k in _ENV_FIELDS if d.get(k) is not None}
+
+
+_ENV_FIELDS = ("type", "question", "labels", "sql", "reason", "query", "k")
 
 
 class ClarisqlObservation(Observation):
@@ -42,10 +45,17 @@ class ClarisqlObservation(Observation):
     ``db_schema`` is the observation's ``schema``, sent with ``reset`` only and empty on steps:
     it is fixed for the whole episode, and resending ~18k characters every step tripled the
     step's cost (:class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` fills it back in).
+
+    ``dialogue`` is the dialogue from character ``dialogue_start`` on: the whole dialogue on
+    ``reset`` (``dialogue_start == 0``), and on a step only what the step added to the previous
+    observation's dialogue (``dialogue_start`` = that dialogue's length), so a step costs
+    O(what it added), not O(the whole dialogue so far). The full dialogue is
+    ``previous[:dialogue_start] + dialogue``; both clients rebuild it.
     """
 
     db_schema: str = ""
     dialogue: str = ""
+    dialogue_start: int = 0
     last: str = ""
     turn: int = 0
     truncated: bool = False
@@ -61,9 +71,20 @@ class ClarisqlState(State):
     done: bool = False
 
 
+_PLAIN = frozenset({str, bool, int, type(None)})
+
+
 def jsonable(obj: Any) -> Any:
     """``obj`` with every value JSON-safe: tuples to lists, non-finite floats to None, bytes to
     hex, sets sorted, objects with ``to_dict`` converted, anything else to ``str``."""
+    t = type(obj)
+    if t in _PLAIN:
+        return obj
+    if t is dict:  # the common case (an info dict), without a call per plain value
+        return {
+            (k if type(k) is str else str(k)): (v if type(v) in _PLAIN else jsonable(v))
+            for k, v in obj.items()
+        }
     if obj is None or isinstance(obj, (str, bool, int)):
         return obj
     if isinstance(obj, float):

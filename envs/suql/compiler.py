@@ -86,17 +86,22 @@ def _guarded(structural: list[exp.Expression], free: list[exp.Expression]) -> ex
     return exp.Case(ifs=[exp.If(this=_and(structural), true=body)], default=exp.Literal.number(0))
 
 
+def may_rewrite(sql: object) -> bool:
+    """Whether :func:`compile_sql` could change ``sql`` at all (it names ANSWER or SUMMARY)."""
+    if not isinstance(sql, str):
+        return False
+    low = sql.lower()
+    return "answer" in low or "summary" in low
+
+
 def compile_sql(sql: object, k: int = 0, rank: bool = False) -> Plan:
     """Compile one statement (see the module docstring); never raises.
 
     ``rank``: rank rows by retrieval similarity for lazy evaluation (an embedder is available);
     ``k > 0``: also cut the ranking at the top ``(LIMIT + OFFSET) * k`` rows (approximate).
     """
-    if not isinstance(sql, str):
+    if not may_rewrite(sql):
         return Plan(sql)  # type: ignore[arg-type]
-    low = sql.lower()
-    if "answer" not in low and "summary" not in low:
-        return Plan(sql)
     try:
         trees = sqlglot.parse(sql, read="sqlite")
     except (sqlglot.errors.SqlglotError, RecursionError, ValueError):

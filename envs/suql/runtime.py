@@ -21,6 +21,7 @@ calls, never a result or the statement.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ import numpy as np
 
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.backends import BackendError, as_texts
-from clarisql.envs.suql.compiler import Plan, compile_sql
+from clarisql.envs.suql.compiler import Plan, compile_sql, may_rewrite
 from clarisql.envs.suql.embed import Embedder
 
 if TYPE_CHECKING:
@@ -86,10 +87,8 @@ class SuqlRuntime:
         self._plan: Plan | None = None
         self._queries: dict[str, list[str]] = {}
         self._embed_cut = False
-        conn = session.connection
-        conn.create_scalar_function("answer", self._answer, 2, deterministic=True)
-        conn.create_scalar_function("summary", self._summary, 1, deterministic=True)
-        conn.create_scalar_function("suql_similarity", self._similarity, 2, deterministic=True)
+        self._conn = session.connection
+        _bind(self._conn, self)
 
     # --- SQL functions ------------------------------------------------------------------------
     def _call(self, kind: str, value: Any, question: str) -> str | None:
@@ -139,10 +138,12 @@ class SuqlRuntime:
 
     # --- session hooks ---------------------------------------------------------------------------
     def before(self, sql: Any) -> Any:
-        self.current = StatementStats()
+        cur = self.current
+        if cur.evaluations or cur.rewritten or cur.steps or not cur.ok:
+            self.current = StatementStats()  # the last one may be kept in self.statements
         self._deadline = time.monotonic() + self.session.limits.timeout_s
         self._queries, self._embed_cut = {}, False
-        if not self.config.optimize:
+        if not self.config.optimize or not may_rewrite(sql):
             self._plan = None
             return sql
         try:
@@ -151,7 +152,8 @@ class SuqlRuntime:
         except Exception:  # the compiler must never break a statement: run it as written
             return sql
         self._plan = plan
-        self.current.rewritten, self.current.steps = plan.rewritten, list(plan.steps)
+        if plan.rewritten:  # (a fresh or untouched StatementStats holds False and [] already)
+            self.current.rewritten, self.current.steps = True, list(plan.steps)
         if any(x == "ranked" or x.startswith("prefilter") for x in plan.steps):
             try:  # loading the embedder (once per process) is not the statement's time
                 self.config.embedder()
@@ -195,6 +197,9 @@ class SuqlRuntime:
 
     def close(self) -> None:
         self._deadline = float("-inf")
+        slot = _SLOTS.get(self._conn)
+        if slot is not None and slot[0] is self:
+            slot[0] = None
 
     # --- reporting -------------------------------------------------------------------------------
     def episode_stats(self) -> dict[str, Any]:
@@ -211,6 +216,39 @@ class SuqlRuntime:
             "expansion_calls": sum(s.expansion_calls for s in self.statements),
             "per_query": [asdict(s) for s in used],
         }
+
+
+#: connection -> [the runtime its SQL functions call now] (weak: closed connections drop out)
+_SLOTS: weakref.WeakKeyDictionary[Any, list[SuqlRuntime | None]] = weakref.WeakKeyDictionary()
+
+
+def _bind(conn: Any, runtime: SuqlRuntime) -> None:
+    """Point ``conn``'s ANSWER/SUMMARY/suql_similarity at ``runtime``.
+
+    A pooled connection serves many sessions: the functions are registered on it once and call
+    whichever runtime is bound now (registering three functions per session cost ~2 µs, a
+    tenth of opening one). Outside a session they answer NULL / 0.
+    """
+    slot = _SLOTS.get(conn)
+    if slot is None:
+        slot = _SLOTS[conn] = [runtime]
+
+        def answer(value: Any, question: Any) -> str | None:
+            rt = slot[0]
+            return None if rt is None else rt._answer(value, question)
+
+        def summary(value: Any) -> str | None:
+            rt = slot[0]
+            return None if rt is None else rt._summary(value)
+
+        def similarity(value: Any, query: Any) -> float:
+            rt = slot[0]
+            return 0.0 if rt is None else rt._similarity(value, query)
+
+        conn.create_scalar_function("answer", answer, 2, deterministic=True)
+        conn.create_scalar_function("summary", summary, 1, deterministic=True)
+        conn.create_scalar_function("suql_similarity", similarity, 2, deterministic=True)
+    slot[0] = runtime
 
 
 __all__ = ["StatementStats", "SuqlRuntime"]

@@ -6,20 +6,22 @@ import itertools
 from concurrent.futures import Future
 from typing import Any
 
+from clarisql.rollouts.engines.local import ExecutorEngine
+
 
 class _EpisodeActor:
-    """One worker: an :class:`~clarisql.rollouts.runner.EpisodeWorker` (envs and policies built
-    on first use, ``concurrency`` threads), as in a local worker process."""
+    """One worker: an :class:`~clarisql.rollouts.engines.worker.EpisodeWorker` (envs and
+    policies built on first use, ``concurrency`` threads), as in a local worker process."""
 
     def __init__(self, config: Any, concurrency: int):
-        from clarisql.rollouts import runner
+        from clarisql.rollouts.engines.worker import init_worker_process
 
-        runner._init_process(config, concurrency)
+        init_worker_process(config, concurrency)
 
     def run_batch(self, items: list[Any]) -> list[dict[str, Any]]:
-        from clarisql.rollouts import runner
+        from clarisql.rollouts.engines.worker import run_batch
 
-        return runner._run_batch(items)
+        return run_batch(items)
 
     def pid(self) -> int:
         import os
@@ -30,8 +32,8 @@ class _EpisodeActor:
 class RayExecutor:
     """``submit(fn, batch)`` runs ``batch`` on the next actor (round robin); a Future back.
 
-    ``fn`` is ignored: every batch goes to the actor's ``run_batch`` (the local engine's
-    ``_run_batch``). Actors restart after a crash (``max_restarts``) and their unfinished batch
+    ``fn`` is ignored: every batch goes to the actor's ``run_batch`` (the local worker
+    processes' :func:`~clarisql.rollouts.engines.worker.run_batch`). Actors restart after a crash (``max_restarts``) and their unfinished batch
     is retried (``max_task_retries``); a batch that still fails comes back as an exception,
     which the runner records as failed episodes (to be run again on resume).
     """
@@ -84,3 +86,13 @@ class RayExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+class RayEngine(ExecutorEngine):
+    """The Ray engine: chunks of episodes (sized as for local worker processes) on ``workers``
+    actors of a :class:`RayExecutor`, started when the run starts and stopped when it ends."""
+
+    def __init__(self, config: Any, workers: int, concurrency: int, address: str | None = None):
+        super().__init__(
+            lambda: RayExecutor(config, workers, concurrency, address), workers, concurrency
+        )

@@ -1,0 +1,48 @@
+"""The SQL watchdog wakes its thread only when a new deadline is earlier than its next wake-up;
+an earlier deadline must still interrupt on time, and a cancelled one never."""
+
+from __future__ import annotations
+
+import time
+
+import apsw
+import pytest
+
+from clarisql.envs.limits import Watchdog
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+
+def _bounded(conn: apsw.Connection, t0: float) -> apsw.Connection:
+    """A safety stop at 6 s (so a watchdog that never fires fails the test, not hangs it)."""
+    conn.set_progress_handler(lambda: time.monotonic() - t0 > 6.0, 10_000)
+    return conn
+
+
+def test_an_earlier_deadline_wakes_the_sleeping_thread() -> None:
+    dog = Watchdog()
+    idle, busy = apsw.Connection(":memory:"), apsw.Connection(":memory:")
+    far = dog.watch(idle, time.monotonic() + 30)
+    time.sleep(0.1)  # the thread is now asleep until the far deadline
+    t0 = time.monotonic()
+    dog.watch(busy, t0 + 0.2)
+    with pytest.raises(apsw.InterruptError):
+        _bounded(busy, t0).execute(ENDLESS).fetchall()
+    assert time.monotonic() - t0 < 5.0
+    dog.cancel(far)
+    assert idle.execute("SELECT 1").fetchall() == [(1,)]
+
+
+def test_later_deadlines_do_not_delay_an_earlier_one() -> None:
+    dog = Watchdog()
+    conns = [apsw.Connection(":memory:") for _ in range(3)]
+    t0 = time.monotonic()
+    dog.watch(conns[0], t0 + 0.2)
+    tokens = [dog.watch(c, t0 + 20 + i) for i, c in enumerate(conns[1:])]  # no wake-up needed
+    with pytest.raises(apsw.InterruptError):
+        _bounded(conns[0], t0).execute(ENDLESS).fetchall()
+    assert time.monotonic() - t0 < 5.0
+    for t in tokens:
+        dog.cancel(t)
+    time.sleep(0.05)
+    assert [c.execute("SELECT 2").fetchall() for c in conns[1:]] == [[(2,)], [(2,)]]
