@@ -225,3 +225,35 @@ def test_websocket_malformed_message_keeps_session(server: str) -> None:
         assert reply["type"] == "observation" and reply["data"]["observation"]["last"]
         ws.send(json.dumps({"type": "step", "data": {"type": "execute", "sql": "SELECT 2"}}))
         assert "2" in json.loads(ws.recv(timeout=30))["data"]["observation"]["last"]
+
+
+def test_observation_built_as_model_construct_builds_it() -> None:
+    from clarisql.envs.server.models import (
+        OBSERVATION_FIELDS,
+        ClarisqlObservation,
+        construct_observation,
+    )
+
+    values = {
+        "done": False,
+        "reward": -0.5,
+        "metadata": {},
+        "db_schema": "",
+        "dialogue": "Agent: [execute_sql] SELECT 1\n",
+        "dialogue_start": 12,
+        "last": "OK.",
+        "turn": 2,
+        "truncated": False,
+        "info": {"error": None, "action": {"type": "execute", "sql": "SELECT 1"}},
+    }
+    assert tuple(values) == OBSERVATION_FIELDS
+    fast = construct_observation(dict(values))
+    slow = ClarisqlObservation.model_construct(**values)
+    assert type(fast) is ClarisqlObservation
+    assert fast.__dict__ == slow.__dict__ and list(fast.__dict__) == list(slow.__dict__)
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert fast == slow
+    # a partial dict is given defaults, as model_construct gives them
+    part = construct_observation({"last": "x"})
+    assert part == ClarisqlObservation.model_construct(last="x")
