@@ -9,7 +9,9 @@ What it measures (one run, side by side, servers in subprocesses on 127.0.0.1):
    from a loaded machine than wall time). The servers run at once and are measured in
    alternating rounds (``--rounds``; the median round is reported). ``--baseline DIR`` serves
    clarisql a second time from ``DIR`` (a folder holding an earlier ``clarisql`` package, e.g.
-   ``git archive`` of a commit) in the same rounds: before and after side by side.
+   ``git archive`` of a commit) in the same rounds: before and after side by side. Echo is
+   served twice: as OpenEnv serves it (uvicorn's defaults: per-message compression accepted)
+   and, like ``clarisql serve``, without per-message compression.
 2. ``--sessions`` concurrent sessions (default 1000; 0 skips it): each opens a WebSocket,
    resets and takes ``--steps`` steps; p50 / p99 step latency, errors, and the server's RSS per
    session.
@@ -99,8 +101,12 @@ def make_echo(workdir: Path) -> Path:
     return workdir / "echo_env"
 
 
-def start_echo(port: int, sessions: int, echo_dir: Path) -> subprocess.Popen:
-    """OpenEnv's echo environment (``make_echo``), served by OpenEnv's create_app."""
+def start_echo(
+    port: int, sessions: int, echo_dir: Path, compression: bool = True
+) -> subprocess.Popen:
+    """OpenEnv's echo environment (``make_echo``), served by OpenEnv's create_app (uvicorn's
+    defaults, as OpenEnv's template serves it: per-message compression accepted; without it
+    when not ``compression``, as ``clarisql serve`` runs by default)."""
     code = textwrap.dedent(f"""
         import sys, uvicorn
         sys.path.insert(0, {str(echo_dir)!r})
@@ -109,7 +115,8 @@ def start_echo(port: int, sessions: int, echo_dir: Path) -> subprocess.Popen:
         from openenv.core.env_server.http_server import create_app
         app = create_app(EchoEnvironment, EchoAction, EchoObservation, env_name="echo_env",
                          max_concurrent_envs={sessions + 16})
-        uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+        uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning",
+                    ws_per_message_deflate={compression})
     """)
     return subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -280,10 +287,11 @@ def in_process_in(echo_dir: Path, pythonpath: str | None) -> dict:
 def start_servers(args: argparse.Namespace, echo_dir: Path) -> dict[str, tuple]:
     """name -> (process, port, ws action) for echo, clarisql and (``--baseline``) the baseline."""
     out: dict[str, tuple] = {}
-    for name in ("echo", "clarisql", "clarisql_baseline"):
+    for name in ("echo", "echo_no_compression", "clarisql", "clarisql_baseline"):
         port = free_port()
-        if name == "echo":
-            out[name] = (start_echo(port, args.sessions, echo_dir), port, ECHO_ACTION)
+        if name.startswith("echo"):
+            on = name == "echo"
+            out[name] = (start_echo(port, args.sessions, echo_dir, on), port, ECHO_ACTION)
         elif name == "clarisql":
             out[name] = (start_clarisql(port, args.sessions), port, ACTION)
         elif args.baseline:
@@ -321,6 +329,7 @@ def main() -> None:
                 for name, (proc, port, action) in procs.items()
             }
             out.update(one_session_rounds(servers, args.rounds))
+            steps["echo_no_compression"] = steps["echo"]
             for name, (ws, action, pid) in servers.items():
                 out[name].update(steps[name])
                 # what the WebSocket adds to the env's own step (hot, and on cold caches)
@@ -329,7 +338,7 @@ def main() -> None:
                 out[name]["ws_overhead_vs_cold_step_ms"] = (
                     p50 - steps[name]["in_process_step_cold_cache_ms"]
                 )
-                if args.sessions > 0:
+                if args.sessions > 0 and name in ("echo", "clarisql"):  # (the load test)
                     out[name].update(
                         asyncio.run(concurrent(ws, args.sessions, args.steps, action, pid))
                     )
