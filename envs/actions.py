@@ -123,6 +123,10 @@ class Action:
 
     def to_text(self) -> str:
         """The canonical text form (round-trips through :func:`parse_action`)."""
+        if self.type == "execute" and type(self.sql) is str:
+            # the same text as below (the encoder's separators), without the dicts: every step
+            # of a served episode makes it, on cold caches
+            return _EXECUTE_TEXT + _TEXT_JSON.encode(self.sql) + "}}</tool_call>"
         d = self.to_dict()
         kind = d.pop("type")
         if kind == "stop" and d.get("sql") is None:
@@ -136,6 +140,9 @@ class Action:
 
 #: json.dumps(..., ensure_ascii=False) builds an encoder per call (most of to_text's cost)
 _TEXT_JSON = json.JSONEncoder(ensure_ascii=False)
+_EXECUTE_TEXT = (
+    '<tool_call>{"name": ' + _TEXT_JSON.encode(TOOL_NAMES["execute"]) + ', "arguments": {"sql": '
+)
 
 
 def _text_sql(sql: Any, what: str) -> Any:

@@ -229,8 +229,9 @@ def _only_comments(text: str) -> bool:
     return _skip_comments(text) == len(text)
 
 
-def _first_word(text: str) -> str:
-    i = _skip_comments(text)
+def _first_word(text: str, start: int | None = None) -> str:
+    """The first word (upper case) at or after ``start`` (default: after any comments)."""
+    i = _skip_comments(text) if start is None else start
     j = i
     while j < len(text) and (text[j].isalnum() or text[j] == "_"):
         j += 1
@@ -689,7 +690,8 @@ class Session:
                 error_kind="encoding",
             )
         try:
-            sql.encode("utf-8")
+            if not sql.isascii():  # (ASCII text always encodes: no copy made for it)
+                sql.encode("utf-8")
         except UnicodeEncodeError as e:
             return ExecResult(
                 False,
@@ -704,9 +706,10 @@ class Session:
                 error="SQL contains a NUL character",
                 error_kind="encoding",
             )
-        if _only_comments(sql):
+        start = _skip_comments(sql)
+        if start == len(sql):  # only white space, ``;`` and comments
             return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
-        if _first_word(sql) == "VACUUM":
+        if _first_word(sql, start) == "VACUUM":
             # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
             # would only say "cannot VACUUM from within a transaction".
             return ExecResult(
@@ -881,13 +884,16 @@ def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> 
     rows: list[tuple[Any, ...]] = []
     nbytes = 0
     while len(rows) < max_rows:
-        chunk = list(itertools.islice(it, min(_CHUNK_ROWS, max_rows - len(rows))))
+        want = min(_CHUNK_ROWS, max_rows - len(rows))
+        chunk = list(itertools.islice(it, want))
         if not chunk:
             return rows, False
         size = sum(len(v) if v.__class__ in _SIZED else 8 for r in chunk for v in r)
         if nbytes + size <= max_bytes:
             rows += chunk
             nbytes += size
+            if len(chunk) < want:  # the iterator ran out (the usual small answer: one chunk)
+                return rows, False
             continue
         for row in chunk:
             nbytes += _row_bytes(row)

@@ -100,3 +100,17 @@ def test_episodes_survive_any_actions(fuzz_env: ClarifySQLEnv, task_index: int, 
         if term or trunc:
             assert "episode" in info
             break
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=200, deadline=None)
+def test_execute_text_is_the_general_encoding(sql: str) -> None:
+    import json
+
+    from clarisql.envs.actions import TOOL_NAMES
+
+    act = Action("execute", sql=sql)
+    general = json.dumps(
+        {"name": TOOL_NAMES["execute"], "arguments": {"sql": sql}}, ensure_ascii=False
+    )
+    assert act.to_text() == f"<tool_call>{general}</tool_call>"

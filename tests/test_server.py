@@ -21,7 +21,7 @@ httpx = pytest.importorskip("httpx", reason="needs httpx")
 
 from clarisql.envs.env import ClarifySQLEnv  # noqa: E402
 from clarisql.envs.server import ServeConfig  # noqa: E402
-from clarisql.envs.server.app import make_app  # noqa: E402
+from clarisql.envs.server.app import make_app, uvicorn_options  # noqa: E402
 from clarisql.envs.server.client import RemoteClarifySQLEnv  # noqa: E402
 from clarisql.policies import make_policy  # noqa: E402
 
@@ -36,9 +36,7 @@ def _free_port() -> int:
 def server() -> Iterator[str]:
     port = _free_port()
     config = ServeConfig(suite="builtin", port=port, max_sessions=4, idle_timeout_s=60)
-    srv = uvicorn.Server(
-        uvicorn.Config(make_app(config), host="127.0.0.1", port=port, log_level="warning")
-    )
+    srv = uvicorn.Server(uvicorn.Config(make_app(config), **uvicorn_options(config)))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -225,3 +223,48 @@ def test_websocket_malformed_message_keeps_session(server: str) -> None:
         assert reply["type"] == "observation" and reply["data"]["observation"]["last"]
         ws.send(json.dumps({"type": "step", "data": {"type": "execute", "sql": "SELECT 2"}}))
         assert "2" in json.loads(ws.recv(timeout=30))["data"]["observation"]["last"]
+
+
+def test_websocket_compression_declined_unless_configured(server: str) -> None:
+    from websockets.sync.client import connect
+
+    # the client offers permessage-deflate (its default, as OpenEnv's client does); the server
+    # declines it by default (ServeConfig.ws_compression) and the session works uncompressed
+    with connect(server.replace("http://", "ws://") + "/ws", open_timeout=10) as ws:
+        assert ws.protocol.extensions == []
+        ws.send(json.dumps({"type": "reset", "data": {"task_index": 2}}))
+        assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+    assert uvicorn_options(ServeConfig(ws_compression=True))["ws_per_message_deflate"] is True
+    assert uvicorn_options(ServeConfig())["ws_per_message_deflate"] is False
+
+
+def test_observation_built_as_model_construct_builds_it() -> None:
+    from clarisql.envs.server.models import (
+        OBSERVATION_FIELDS,
+        ClarisqlObservation,
+        construct_observation,
+    )
+
+    values = {
+        "done": False,
+        "reward": -0.5,
+        "metadata": {},
+        "db_schema": "",
+        "dialogue": "Agent: [execute_sql] SELECT 1\n",
+        "dialogue_start": 12,
+        "last": "OK.",
+        "turn": 2,
+        "truncated": False,
+        "info": {"error": None, "action": {"type": "execute", "sql": "SELECT 1"}},
+    }
+    assert tuple(values) == OBSERVATION_FIELDS
+    fast = construct_observation(dict(values))
+    slow = ClarisqlObservation.model_construct(**values)
+    assert type(fast) is ClarisqlObservation
+    assert fast.__dict__ == slow.__dict__ and list(fast.__dict__) == list(slow.__dict__)
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert fast == slow
+    # a partial dict is given defaults, as model_construct gives them
+    part = construct_observation({"last": "x"})
+    assert part == ClarisqlObservation.model_construct(last="x")

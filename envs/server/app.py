@@ -117,8 +117,18 @@ def _add_session_routes(app: FastAPI, registry: SessionRegistry) -> None:
         return {"closed": sid}
 
 
+def uvicorn_options(config: ServeConfig) -> dict[str, Any]:
+    """The keyword arguments :func:`serve` gives ``uvicorn.run`` / ``uvicorn.Config``."""
+    return {
+        "host": config.host,
+        "port": config.port,
+        "log_level": "warning",
+        "ws_per_message_deflate": config.ws_compression,
+    }
+
+
 def serve(config: ServeConfig) -> None:
     """Run the server until interrupted (uvicorn, one process)."""
     import uvicorn
 
-    uvicorn.run(make_app(config), host=config.host, port=config.port, log_level="warning")
+    uvicorn.run(make_app(config), **uvicorn_options(config))

@@ -26,6 +26,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--max-sessions", type=int, default=2048)
     p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds; 0 = never")
+    p.add_argument(
+        "--ws-compression",
+        action="store_true",
+        help="accept WebSocket per-message compression (off: small step replies cost more "
+        "to compress than to send; on for slow links)",
+    )
     p.set_defaults(func=_serve)
 
 
@@ -66,6 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout or None,
+        ws_compression=args.ws_compression,
     )
     print(
         f"clarisql serve: suite {config.suite!r} on http://{config.host}:{config.port}", flush=True
