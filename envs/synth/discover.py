@@ -58,6 +58,8 @@ def norm_name(name: str) -> str:
 
 
 _KEY_SUFFIX = re.compile(r"(id|key|code|no|num|number|nr)$")
+#: Words of a table name: runs of letters split at case changes (``CustomerOrders``), digits.
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def _stem(name: str) -> str:
@@ -67,15 +69,23 @@ def _stem(name: str) -> str:
 def name_similarity(left: ColumnProfile, right: ColumnProfile) -> float:
     """Similarity of two column names in [0, 1], key suffixes (``id``, ``code``...) set aside.
 
-    A bare key column (``id``) takes its table's name (``artists.id`` reads as ``artistid``).
+    A bare key column (``id``) takes its table's name or one word of it (``artists.id`` reads
+    as ``artist``, ``customers_list.id`` as ``customer`` too); two bare keys score 0 (two
+    tables' own surrogate keys, e.g. ``sales_2021.id`` and ``sales_2022.id``, do not refer to
+    each other however much their values overlap).
     """
     a, b = _stem(left.name), _stem(right.name)
-    if not b:
-        b = norm_name(right.table).rstrip("s")
-    if not a:
-        a = norm_name(left.table).rstrip("s")
+    if not a and not b:
+        return 0.0  # two tables' own bare keys (``id`` = ``id``): no reference between them
     if not a or not b:
-        return 0.0
+        # the bare key reads as its table's name, or as one word of it (``customers_list.id``
+        # is a customer id); the stem of the other side is compared with each reading
+        stem, table = (a, right.table) if a else (b, left.table)
+        words = [norm_name(table), *(norm_name(w) for w in _WORDS.findall(table))]
+        readings = [w.rstrip("s") for w in words if w.rstrip("s")]
+        return max(
+            (round(SequenceMatcher(None, stem, w).ratio(), 4) for w in readings), default=0.0
+        )
     return round(SequenceMatcher(None, a, b).ratio(), 4)
 
 

@@ -1,0 +1,157 @@
+"""Regressions from an acceptance audit of ``clarisql synth`` on databases it had never seen.
+
+Each database is written here (real SQLite, real CSV files): surrogate keys of same-schema yearly
+tables, a key named by one word of its table's name, repeated CSV headers, a corrupt database
+whose integrity report runs to many lines, and underspecified tasks that an agent which never
+asks must not solve (scored by the environment with the ``explore-without-clarifying`` probe).
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from clarisql.cli import main
+from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.synth.discover import discover
+from clarisql.envs.synth.ingest import ingest
+from clarisql.envs.synth.pipeline import SynthConfig, synthesize
+from clarisql.envs.synth.profile import profile_lake
+from clarisql.policies import make_policy
+from clarisql.policies.probes import literal_projection
+from clarisql.rollouts.episode import run_episode
+
+PRODUCTS = ["Widget", "Gadget", "Gizmo", "Doohickey", "Thingamajig", "Sprocket", "Whatsit"]
+CITIES = ["Zürich", "São Paulo", "Kraków", "New York", "Montréal", "Oslo", "Cape Town"]
+
+
+def write_yearly_db(path: Path) -> Path:
+    """Three same-schema yearly tables with their own ``id`` 1..n, and a quoted-name table."""
+    rng = random.Random(5)
+    con = sqlite3.connect(path)
+    for y in (2021, 2022, 2023):
+        con.execute(
+            f'CREATE TABLE "sales_{y}" (id INTEGER PRIMARY KEY, product TEXT, qty INTEGER, '
+            "price REAL, sold_on TEXT)"
+        )
+        con.executemany(
+            f'INSERT INTO "sales_{y}" (product, qty, price, sold_on) VALUES (?, ?, ?, ?)',
+            [
+                (
+                    rng.choice(PRODUCTS),
+                    rng.randint(1, 20),
+                    round(rng.uniform(1, 99), 2),
+                    f"{y}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+                )
+                for _ in range(120)
+            ],
+        )
+    con.execute('CREATE TABLE "Station Readings" ("station name" TEXT, "temp °C" TEXT, day TEXT)')
+    con.executemany(
+        'INSERT INTO "Station Readings" VALUES (?, ?, ?)',
+        [
+            (
+                f"St-{rng.randint(1, 30):03d}",
+                rng.choice(["NA", "", f"{rng.uniform(-10, 35):.1f}"]),
+                f"20{rng.randint(15, 23)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+            )
+            for _ in range(300)
+        ],
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+def write_messy_csvs(folder: Path) -> Path:
+    """A BOM, a semicolon delimiter, repeated and blank headers; orders keyed by customer_id."""
+    rng = random.Random(3)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "Customers List.csv", "w", encoding="utf-8-sig", newline="") as fh:
+        w = csv.writer(fh, delimiter=";")
+        w.writerow(["id", "Name", "name", "city", "", "balance"])
+        for i in range(1, 121):
+            bal = rng.choice(["NA", "", f"{rng.uniform(0, 5000):.2f}"])
+            w.writerow([i, f"Cust {i}", f"alias{i}", rng.choice(CITIES), "", bal])
+    with open(folder / "orders.csv", "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["order_id", "customer_id", "amount", "status", "Amount"])
+        for i in range(1, 301):
+            amount = rng.choice(["NA", f"{rng.uniform(1, 900):.2f}"])
+            status = rng.choice(["open", "shipped", "returned", "cancelled"])
+            w.writerow([i, rng.randint(1, 120), amount, status, rng.randint(1, 5)])
+    return folder
+
+
+def test_repeated_csv_headers_keep_their_names(tmp_path: Path) -> None:
+    db = ingest([write_messy_csvs(tmp_path / "csv")], tmp_path / "out")
+    con = sqlite3.connect(db)
+    cols = [r[1] for r in con.execute('PRAGMA table_info("customers_list")')]
+    assert cols == ["id", "Name", "name_2", "city", "column_5", "balance"]
+    cols = [r[1] for r in con.execute('PRAGMA table_info("orders")')]
+    assert cols == ["order_id", "customer_id", "amount", "status", "Amount_2"]
+
+
+def test_bare_keys_do_not_join_and_a_word_of_the_table_name_does(tmp_path: Path) -> None:
+    db = ingest(
+        [write_yearly_db(tmp_path / "y.sqlite"), write_messy_csvs(tmp_path / "csv")],
+        tmp_path / "out",
+    )
+    lake = discover(profile_lake(db))
+    pairs = {(j.left, j.right) for j in lake.joins}
+    # sales_2021.id and sales_2022.id are each table's own key: values 1..n overlap by chance
+    assert not [p for p in pairs if p[0][1] == "id" and p[1][1] == "id"], pairs
+    # orders.customer_id refers to customers_list.id ("customer" is a word of the table's name)
+    assert (("orders", "customer_id"), ("customers_list", "id")) in pairs
+    assert {frozenset((u.left, u.right)) for u in lake.unions} >= {
+        frozenset(("sales_2021", "sales_2022")),
+        frozenset(("sales_2022", "sales_2023")),
+    }
+
+
+def test_corrupt_pages_give_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    src = tmp_path / "good.sqlite"
+    con = sqlite3.connect(src)
+    con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT)")
+    con.executemany("INSERT INTO t (note) VALUES (?)", [(f"note {i} " * 8,) for i in range(3000)])
+    con.commit()
+    con.close()
+    data = bytearray(src.read_bytes())
+    for off in range(3 * 4096, len(data) - 4096, 4096 * 3):  # scribble over many b-tree pages
+        data[off : off + 300] = b"\xff" * 300
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(bytes(data))
+    assert main(["synth", str(bad), "--out", str(tmp_path / "out"), "--tasks", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("clarisql synth: error:") and "corrupt" in err
+
+
+def test_literal_projection() -> None:
+    got = literal_projection('SELECT MAX("q") FROM "t" WHERE a = 1', 'SELECT COUNT(*) FROM "t"')
+    assert got == 'SELECT COUNT(*) FROM "t" WHERE a = 1'
+    grouped = "SELECT a, COUNT(*) FROM t GROUP BY a"
+    assert literal_projection(grouped, "SELECT b FROM t") == grouped
+
+
+@pytest.mark.parametrize("source", ["yearly", "messy"])
+def test_never_asking_solves_no_underspecified_task(source: str, tmp_path: Path) -> None:
+    src = (
+        write_yearly_db(tmp_path / "y.sqlite")
+        if source == "yearly"
+        else write_messy_csvs(tmp_path / "csv")
+    )
+    res = synthesize(
+        SynthConfig([src], tmp_path / "out", tasks=120, seed=0, mixture={"clarify": 1.0})
+    )
+    under = [t for t in res.tasks if t.underspecs and not t.writable]
+    assert len(under) >= 30, res.made
+    env = ClarifySQLEnv(suite=str(res.tasks_path))
+    probe, oracle = make_policy("explore-without-clarifying"), make_policy("oracle")
+    solved = [t.id for t in under if run_episode(env, probe, t.id).correct]
+    assert solved == [], [(t.utterance, t.gold_sql) for t in under if t.id in solved]
+    assert all(run_episode(env, oracle, t.id).correct for t in under[:20])
