@@ -155,3 +155,21 @@ def test_never_asking_solves_no_underspecified_task(source: str, tmp_path: Path)
     solved = [t.id for t in under if run_episode(env, probe, t.id).correct]
     assert solved == [], [(t.utterance, t.gold_sql) for t in under if t.id in solved]
     assert all(run_episode(env, oracle, t.id).correct for t in under[:20])
+
+
+def test_a_table_without_measures_still_gets_scope_and_name_tasks(tmp_path: Path) -> None:
+    """Only text columns (prices written as "$1,234.50"): COUNT(*) carries the FROM and WHERE
+    parts; only the SELECT (intent) recipe needs a numeric measure."""
+    rng = random.Random(9)
+    folder = tmp_path / "csv"
+    folder.mkdir()
+    with open(folder / "prices.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item", "price", "region"])
+        for _ in range(250):
+            price = f"${rng.uniform(1, 3000):,.2f}"
+            w.writerow([f"Item {rng.randrange(80)}", price, rng.choice(CITIES[:5])])
+    res = synthesize(SynthConfig([folder], tmp_path / "out", tasks=60, mixture={"clarify": 1.0}))
+    cats = {t.category for t in res.tasks if t.underspecs}
+    assert {"from", "where", "mixed"} <= cats, res.made
+    assert "select" not in cats and "select" in res.shortfalls

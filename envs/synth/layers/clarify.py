@@ -330,10 +330,11 @@ class _ClarifyGen:
         gold_table = sc.tables[sc.values.index(sp[0])] if sc and sc.column is None else t.name
         gold_t = self.lake.table(gold_table)
         cands = [a.on(gold_table) for a in intents(gold_t)]
-        if len(cands) < 2:
+        if intent and len(cands) < 2:
             return None
-        gi = rng.randrange(len(cands))
-        ni = 0 if gi != 0 else 1
+        # a table without measures still counts its rows: scope and name parts need no measure
+        gi = rng.randrange(len(cands)) if len(cands) > 1 else 0
+        ni = 0 if gi != 0 else min(1, len(cands) - 1)
         base_g, base_n = cands[gi], (cands[ni] if intent else cands[gi])
         ent = None
         if not_exist:
