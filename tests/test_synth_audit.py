@@ -173,3 +173,40 @@ def test_a_table_without_measures_still_gets_scope_and_name_tasks(tmp_path: Path
     cats = {t.category for t in res.tasks if t.underspecs}
     assert {"from", "where", "mixed"} <= cats, res.made
     assert "select" not in cats and "select" in res.shortfalls
+
+
+def test_no_answer_is_written_in_its_question(tmp_path: Path) -> None:
+    """A 1:1 copy of a table (film / film_text): "the title of the film text whose film's title
+    is 'X'" answers 'X'; the string-literal probe must still solve nothing."""
+    rng = random.Random(4)
+    db = tmp_path / "films.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE film (film_id INTEGER PRIMARY KEY, title TEXT, rating TEXT, len INT)")
+    con.execute("CREATE TABLE film_text (film_id INTEGER PRIMARY KEY, title TEXT)")
+    words = ["ALASKA", "PHANTOM", "ACADEMY", "DINOSAUR", "ADAPTATION", "HOLES", "BLADE", "RUNNER"]
+    for i in range(1, 201):
+        title = f"{rng.choice(words)} {rng.choice(words)} {i}"
+        con.execute(
+            "INSERT INTO film VALUES (?, ?, ?, ?)",
+            (i, title, rng.choice(["G", "PG", "R", "NC-17"]), rng.randint(46, 185)),
+        )
+        con.execute("INSERT INTO film_text VALUES (?, ?)", (i, title))
+    con.commit()
+    con.close()
+    res = synthesize(SynthConfig([db], tmp_path / "out", tasks=150, seed=0))
+    assert any(t.metadata.get("qtype") == "join" for t in res.tasks)
+    env = ClarifySQLEnv(suite=str(res.tasks_path))
+    probe = make_policy("string-literal-sql")
+    answerable = [t for t in res.tasks if t.answerable and not t.writable]
+    assert [t.id for t in answerable if run_episode(env, probe, t.id).correct] == []
+
+
+def test_a_measure_is_never_the_scope_to_pick(tmp_path: Path) -> None:
+    """qty (1..20) is aggregated; "for the one qty I mean" or MAX(qty) WHERE qty = 7 is no task."""
+    res = synthesize(
+        SynthConfig([write_yearly_db(tmp_path / "y.sqlite")], tmp_path / "out", tasks=120)
+    )
+    for t in res.tasks:
+        for u in t.underspecs:
+            assert u.label.slot != "qty", (t.utterance, t.gold_sql)
+        assert "one particular qty" not in t.utterance and "one qty" not in t.utterance
