@@ -210,3 +210,31 @@ def test_a_measure_is_never_the_scope_to_pick(tmp_path: Path) -> None:
         for u in t.underspecs:
             assert u.label.slot != "qty", (t.utterance, t.gold_sql)
         assert "one particular qty" not in t.utterance and "one qty" not in t.utterance
+
+
+def test_a_declared_foreign_key_joins_whatever_its_names(tmp_path: Path) -> None:
+    """SQL keywords and dots in names; "line.items"."order ref" REFERENCES "order"("select")."""
+    rng = random.Random(2)
+    db = tmp_path / "kw.sqlite"
+    con = sqlite3.connect(db)
+    con.execute('CREATE TABLE "order" ("select" INTEGER PRIMARY KEY, "from" TEXT, "where" REAL)')
+    con.execute(
+        'CREATE TABLE "line.items" (id INTEGER PRIMARY KEY, '
+        '"order ref" INTEGER REFERENCES "order", sku TEXT, qty INTEGER)'
+    )
+    for i in range(1, 201):
+        con.execute(
+            'INSERT INTO "order" VALUES (?, ?, ?)',
+            (i, rng.choice(["alpha", "beta", "gamma", "delta"]), round(rng.uniform(-9, 9), 2)),
+        )
+    for _ in range(600):
+        con.execute(
+            'INSERT INTO "line.items" ("order ref", sku, qty) VALUES (?, ?, ?)',
+            (rng.randint(1, 200), rng.choice(["AB-1", "CD-9", "EF-3", "XY-7"]), rng.randint(1, 9)),
+        )
+    con.commit()
+    con.close()
+    lake = discover(profile_lake(ingest([db], tmp_path / "out")))
+    assert (("line.items", "order ref"), ("order", "select")) in {
+        (j.left, j.right) for j in lake.joins
+    }

@@ -7,7 +7,8 @@ Contract
 - Joinable (``left -> right``): ``left``'s present distinct values are contained in ``right``'s
   (containment >= ``min_containment``), kinds compatible (integer with integer, text/date with
   text/date), ``right`` is key-like (at least 90 % distinct) and ``left`` has at least 3 distinct
-  values; integer pairs also need similar names (small integer ranges overlap by chance).
+  values; integer pairs also need similar names (small integer ranges overlap by chance) unless
+  the schema declares the foreign key (``PRAGMA foreign_key_list``: always a candidate).
   Offline score: ``10 * (0.5 containment + 0.25 name similarity + 0.25 key-ness)``.
 - Candidates: exact containment over every column pair when the lake has at most
   ``exact_limit`` candidate columns; otherwise datasketch's MinHash LSH Ensemble (containment
@@ -111,14 +112,18 @@ def _values(conn: apsw.Connection, c: ColumnProfile) -> frozenset[str]:
 
 
 def _join_pair(
-    lc: ColumnProfile, rc: ColumnProfile, lv: frozenset[str], rv: frozenset[str]
+    lc: ColumnProfile,
+    rc: ColumnProfile,
+    lv: frozenset[str],
+    rv: frozenset[str],
+    declared: bool = False,
 ) -> JoinPair | None:
     if lc.table == rc.table or _family(lc.kind) != _family(rc.kind) or not lv:
         return None
     keyness = rc.distinct / max(1, round(rc.rows * (1 - rc.missing)))
     if keyness < 0.9 or lc.distinct < 3:
         return None
-    sim = name_similarity(lc, rc)
+    sim = 1.0 if declared else name_similarity(lc, rc)  # a declared foreign key needs no name
     if _family(lc.kind) == "num" and sim < 0.8:
         return None
     containment = len(lv & rv) / len(lv)
@@ -149,6 +154,10 @@ def find_joins(
     )
     try:
         values = [_values(conn, c) for c in cols]
+        at = {(c.table, c.name): i for i, c in enumerate(cols)}
+        fks = {
+            (at[a], at[b]) for a, b in _foreign_keys(conn, lake) if a in at and b in at and a != b
+        }
     finally:
         conn.close()
     if len(cols) <= exact_limit:
@@ -156,14 +165,33 @@ def find_joins(
         pairs = [(i, j) for i in range(len(cols)) for j in range(len(cols)) if i != j]
     else:
         stats.method = "lsh-ensemble"
-        pairs = _lsh_pairs(values, min_containment)
+        pairs = sorted(set(_lsh_pairs(values, min_containment)) | fks)
     stats.candidates = len(pairs)
     out = []
     for i, j in pairs:
-        p = _join_pair(cols[i], cols[j], values[i], values[j])
+        p = _join_pair(cols[i], cols[j], values[i], values[j], declared=(i, j) in fks)
         if p is not None and p.containment >= min_containment and p.score >= min_score:
             out.append(p)
     return sorted(out, key=lambda p: (-p.score, p.left, p.right))
+
+
+def _foreign_keys(
+    conn: apsw.Connection, lake: LakeProfile
+) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Single-column foreign keys the schema declares: ``((table, column), (table, column))``
+    (a key naming no column refers to the parent's primary key)."""
+    out = []
+    for t in lake.tables:
+        q = f"PRAGMA foreign_key_list({quote_ident(t.name)})"
+        rows = conn.execute(q).fetchall()
+        ids = [r[0] for r in rows]
+        for _, _, parent, src, dst, *_ in (r for r in rows if ids.count(r[0]) == 1):
+            if dst is None:
+                pk = [r for r in conn.execute(f"PRAGMA table_info({quote_ident(parent)})") if r[5]]
+                dst = pk[0][1] if len(pk) == 1 else None
+            if dst is not None:
+                out.append(((t.name, src), (parent, dst)))
+    return out
 
 
 def _lsh_pairs(values: list[frozenset[str]], threshold: float) -> list[tuple[int, int]]:
