@@ -238,3 +238,22 @@ def test_a_declared_foreign_key_joins_whatever_its_names(tmp_path: Path) -> None
     assert (("line.items", "order ref"), ("order", "select")) in {
         (j.left, j.right) for j in lake.joins
     }
+
+
+def test_an_unclosed_quote_is_an_error_and_quoted_line_breaks_are_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    rows = "".join(f"{i},v{i},{i * 3}\n" for i in range(60))
+    ok = tmp_path / "ok"
+    ok.mkdir()
+    (ok / "t.csv").write_text('a,b,c\n-1,"two\nlines",1\n' + rows + '99,"last\nvalue"\n')
+    db = ingest([ok], tmp_path / "out_ok")
+    got = sqlite3.connect(db).execute("SELECT b FROM t WHERE a IN (-1, 99) ORDER BY a").fetchall()
+    assert got == [("two\nlines",), ("last\nvalue",)]
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "t.csv").write_text("a,b,c\n" + rows + '61,"never closed,1\n62,x,2\n63,y,3\n')
+    assert main(["synth", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "line 62 is never closed" in err, err

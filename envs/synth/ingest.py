@@ -72,6 +72,22 @@ _INT = re.compile(r"-?(0|[1-9]\d{0,17})\Z")
 _REAL = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
 
 
+def _unterminated(path: Path, last_field: str) -> bool:
+    """Whether the file's last value ran to the end of the file inside an unclosed quote.
+
+    Python's csv module (non-strict, so that open data's stray quotes inside values still
+    parse) reads an unclosed quote to the end of the file without an error. A quoted value that
+    spans lines and is closed ends the file with its quote; an unclosed one swallowed the
+    lines after it, so it holds a line break and the file's last character is not a quote.
+    """
+    if "\n" not in last_field and "\r" not in last_field:
+        return False
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - 256))
+        tail = fh.read().rstrip()
+    return not tail.endswith(b'"')
+
+
 def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]], Any]:
     """The cleaned header, the data rows and the file handle (closed by the caller)."""
     fh = path.open(newline="", encoding=encoding)
@@ -95,15 +111,22 @@ def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]]
     cols = _clean_headers(header)
 
     def rows() -> Iterator[list[str]]:
+        prev, start, last = reader.line_num, 0, None
         for row in reader:
-            if not row:
-                continue
-            if len(row) > len(cols):
-                raise SynthError(
-                    f"CSV file {path} does not parse: line {reader.line_num} has "
-                    f"{len(row)} fields, the header has {len(cols)}"
-                )
-            yield row
+            if row:
+                if len(row) > len(cols):
+                    raise SynthError(
+                        f"CSV file {path} does not parse: line {reader.line_num} has "
+                        f"{len(row)} fields, the header has {len(cols)}"
+                    )
+                last, start = row, prev + 1
+                yield row
+            prev = reader.line_num
+        if last is not None and _unterminated(path, last[-1]):
+            raise SynthError(
+                f"CSV file {path} does not parse: a quote opened on line {start} is never "
+                "closed (the rest of the file would be one value)"
+            )
 
     return cols, rows(), fh
 
