@@ -257,3 +257,15 @@ def test_an_unclosed_quote_is_an_error_and_quoted_line_breaks_are_not(
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "line 62 is never closed" in err, err
+
+
+def test_an_output_folder_under_a_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    src = write_messy_csvs(tmp_path / "csv")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert main(["synth", str(src), "--out", str(blocker / "out"), "--tasks", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"clarisql synth: error: {blocker / 'out'}: "), err
