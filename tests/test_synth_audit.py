@@ -269,3 +269,28 @@ def test_an_output_folder_under_a_file_is_one_line(
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith(f"clarisql synth: error: {blocker / 'out'}: "), err
+
+
+def test_virtual_tables_and_their_shadow_tables_are_no_data(tmp_path: Path) -> None:
+    """An FTS5 index and an R*Tree: their shadow tables (notes_fts_data, boxes_node...) are
+    SQLite's internals, neither profiled nor copied from a second source."""
+    rng = random.Random(6)
+    db = tmp_path / "fts.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, author TEXT, words INTEGER)")
+    con.executemany(
+        "INSERT INTO notes (author, words) VALUES (?, ?)",
+        [(rng.choice(CITIES), rng.randint(50, 900)) for _ in range(200)],
+    )
+    con.execute("CREATE VIRTUAL TABLE notes_fts USING fts5(author, content='notes')")
+    con.execute("INSERT INTO notes_fts(notes_fts) VALUES ('rebuild')")
+    con.execute("CREATE VIRTUAL TABLE boxes USING rtree(id, minx, maxx)")
+    con.executemany("INSERT INTO boxes VALUES (?, ?, ?)", [(i, i, i + 1) for i in range(60)])
+    con.commit()
+    con.close()
+    names = {t.name for t in profile_lake(ingest([db], tmp_path / "one")).tables}
+    assert names == {"notes"}
+    other = write_yearly_db(tmp_path / "y.sqlite")
+    lake = ingest([other, db], tmp_path / "two")  # db is the second source: tables copied
+    copied = {r[0] for r in sqlite3.connect(lake).execute("SELECT name FROM sqlite_master")}
+    assert "notes" in copied and not {n for n in copied if n.startswith(("notes_", "boxes"))}

@@ -207,11 +207,12 @@ def _first_problem(report: str) -> str:
 
 
 def _user_tables(conn: apsw.Connection, schema: str = "main") -> list[str]:
+    # ordinary tables only: a virtual table and its shadow tables are no data to copy
     q = (
-        f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+        "SELECT name FROM pragma_table_list WHERE schema = ? AND type = 'table' "
         "AND name NOT LIKE 'sqlite_%' ORDER BY name"
     )
-    return [r[0] for r in conn.execute(q)]
+    return [r[0] for r in conn.execute(q, (schema,))]
 
 
 def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None:
