@@ -294,3 +294,17 @@ def test_virtual_tables_and_their_shadow_tables_are_no_data(tmp_path: Path) -> N
     lake = ingest([other, db], tmp_path / "two")  # db is the second source: tables copied
     copied = {r[0] for r in sqlite3.connect(lake).execute("SELECT name FROM sqlite_master")}
     assert "notes" in copied and not {n for n in copied if n.startswith(("notes_", "boxes"))}
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://h:99999", "http://h:abc", "http://:80"], ids=str
+)
+def test_an_llm_url_the_client_would_reject_is_one_line(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    src = write_messy_csvs(tmp_path / "csv")
+    args = ["synth", str(src), "--out", str(tmp_path / "out"), "--llm", f"openai:m@{url}"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("clarisql synth: error: --llm "), err

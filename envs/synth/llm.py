@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import sqlglot
 from sqlglot import exp
@@ -74,6 +75,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise SynthError(
             f"--llm {spec!r}: expected openai:MODEL@URL (e.g. openai:gpt-4o@http://127.0.0.1:8000/v1)"
         )
+    try:  # a URL the HTTP client would reject later ("http://[::1", "http://h:port")
+        parts = urlsplit(m.group(2))
+        ok = bool(parts.hostname) and (parts.port is None or parts.port > 0)
+    except ValueError as e:
+        raise SynthError(f"--llm {spec!r}: the URL is not valid ({e})") from None
+    if not ok:
+        raise SynthError(f"--llm {spec!r}: the URL names no host or port")
     return m.group(1), m.group(2).rstrip("/")
 
 
