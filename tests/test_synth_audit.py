@@ -308,3 +308,38 @@ def test_an_llm_url_the_client_would_reject_is_one_line(
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert err.startswith("clarisql synth: error: --llm "), err
+
+
+def test_names_in_other_scripts_stay_distinct(tmp_path: Path) -> None:
+    """Chinese names: 产品(名称, 产地) and 学生(姓名, 城市) share no column, so they are no union
+    (a normaliser keeping only ASCII made every name "" and mapped both columns onto one);
+    订单.学生编号 -> 学生表.学生编号 joins by name; same-schema tables do union."""
+    rng = random.Random(0)
+    db = tmp_path / "zh.sqlite"
+    con = sqlite3.connect(db)
+    con.execute('CREATE TABLE "学生" ("姓名" TEXT, "城市" TEXT)')
+    con.execute('CREATE TABLE "产品" ("名称" TEXT, "产地" TEXT)')
+    con.execute('CREATE TABLE "订单" ("编号" INTEGER PRIMARY KEY, "学生编号" INTEGER, "金额" REAL)')
+    con.execute('CREATE TABLE "学生表" ("学生编号" INTEGER PRIMARY KEY, "姓名" TEXT)')
+    for y in (2021, 2022):
+        con.execute(f'CREATE TABLE "销售{y}" ("地区" TEXT, "金额" REAL)')
+        con.executemany(
+            f'INSERT INTO "销售{y}" VALUES (?, ?)',
+            [(rng.choice(["北京", "上海", "济南"]), rng.uniform(1, 99)) for _ in range(80)],
+        )
+    for i in range(100):
+        city = rng.choice(["北京", "上海", "济南"])
+        con.execute('INSERT INTO "学生" VALUES (?, ?)', (f"学生{i}", city))
+        con.execute('INSERT INTO "产品" VALUES (?, ?)', (f"产品{i}", city))
+        con.execute('INSERT INTO "学生表" VALUES (?, ?)', (i + 1, f"学生{i}"))
+    con.executemany(
+        'INSERT INTO "订单" ("学生编号", "金额") VALUES (?, ?)',
+        [(rng.randint(1, 100), rng.uniform(1, 99)) for _ in range(300)],
+    )
+    con.commit()
+    con.close()
+    lake = discover(profile_lake(ingest([db], tmp_path / "out")))
+    assert {frozenset((u.left, u.right)) for u in lake.unions} == {
+        frozenset(("销售2021", "销售2022"))
+    }
+    assert (("订单", "学生编号"), ("学生表", "学生编号")) in {(j.left, j.right) for j in lake.joins}

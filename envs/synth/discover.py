@@ -54,8 +54,9 @@ class DiscoveryStats:
 
 
 def norm_name(name: str) -> str:
-    """Lower case, letters and digits only (``Artist_ID`` -> ``artistid``)."""
-    return re.sub(r"[^0-9a-z]+", "", name.lower())
+    """Lower case, letters and digits only, in any script (``Artist_ID`` -> ``artistid``,
+    ``学生_编号`` -> ``学生编号``: dropping every non-ASCII letter would make all Chinese names one)."""
+    return re.sub(r"[\W_]+", "", name.lower())
 
 
 _KEY_SUFFIX = re.compile(r"(id|key|code|no|num|number|nr)$")
@@ -219,10 +220,14 @@ def _union_pair(a: TableProfile, b: TableProfile) -> UnionPair | None:
     bcols = {norm_name(c.name): c for c in b.columns}
     mapping = []
     overlaps = []
+    used: set[str] = set()
     for c in a.columns:
         d = bcols.get(norm_name(c.name))
         if d is None or (c.kind != d.kind and {c.kind, d.kind} != {"integer", "real"}):
             continue
+        if d.name in used:  # one to one: "order date" and "order_date" do not share a column
+            continue
+        used.add(d.name)
         mapping.append((c.name, d.name))
         if c.kind == "text":
             sa, sb = set(c.samples), set(d.samples)
