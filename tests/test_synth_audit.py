@@ -9,6 +9,7 @@ asks must not solve (scored by the environment with the ``explore-without-clarif
 from __future__ import annotations
 
 import csv
+import json
 import random
 import sqlite3
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 
 from clarisql.cli import main
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.synth import llm
 from clarisql.envs.synth.discover import discover
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.pipeline import SynthConfig, synthesize
@@ -24,6 +26,8 @@ from clarisql.envs.synth.profile import profile_lake
 from clarisql.policies import make_policy
 from clarisql.policies.probes import literal_projection
 from clarisql.rollouts.episode import run_episode
+
+from ._fake_openai import FakeOpenAI, completion
 
 PRODUCTS = ["Widget", "Gadget", "Gizmo", "Doohickey", "Thingamajig", "Sprocket", "Whatsit"]
 CITIES = ["Zürich", "São Paulo", "Kraków", "New York", "Montréal", "Oslo", "Cape Town"]
@@ -343,3 +347,27 @@ def test_names_in_other_scripts_stay_distinct(tmp_path: Path) -> None:
         frozenset(("销售2021", "销售2022"))
     }
     assert (("订单", "学生编号"), ("学生表", "学生编号")) in {(j.left, j.right) for j in lake.joins}
+
+
+def test_the_llm_scores_a_bounded_number_of_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lake of many same-schema tables has thousands of union pairs: the LLM scores the best
+    MAX_SCORED_PAIRS of each kind, the others keep their offline score."""
+    db = ingest(
+        [write_yearly_db(tmp_path / "y.sqlite"), write_messy_csvs(tmp_path / "csv")], tmp_path / "o"
+    )
+    lake = discover(profile_lake(db))
+    assert len(lake.unions) >= 3 and len(lake.joins) >= 1
+    rated: list[str] = []
+
+    def model(body: dict, n: int) -> tuple[int, bytes, float]:
+        rated.append(body["messages"][1]["content"])
+        return 200, json.dumps(completion("2")).encode(), 0.0  # every scored pair is dropped
+
+    monkeypatch.setattr(llm, "MAX_SCORED_PAIRS", 1)
+    with FakeOpenAI(model) as srv:
+        client = llm.LLMClient("fake", srv.url, cache_dir=tmp_path / "cache", max_retries=0)
+        got = client.rescore(lake, 6.0)
+    assert len(rated) == 2
+    assert got.joins == lake.joins[1:] and got.unions == lake.unions[1:]
