@@ -28,6 +28,7 @@ from clarisql.policies.probes import literal_projection
 from clarisql.rollouts.episode import run_episode
 
 from ._fake_openai import FakeOpenAI, completion
+from .conftest import SHARED_DATA, need_shared
 
 PRODUCTS = ["Widget", "Gadget", "Gizmo", "Doohickey", "Thingamajig", "Sprocket", "Whatsit"]
 CITIES = ["Zürich", "São Paulo", "Kraków", "New York", "Montréal", "Oslo", "Cape Town"]
@@ -371,3 +372,17 @@ def test_the_llm_scores_a_bounded_number_of_pairs(
         got = client.rescore(lake, 6.0)
     assert len(rated) == 2
     assert got.joins == lake.joins[1:] and got.unions == lake.unions[1:]
+
+
+def test_pagila_probes_solve_nothing_they_should_not(tmp_path: Path) -> None:
+    """DySQL-Bench's Pagila (film / film_text is a 1:1 copy): SELECT-a-literal solves no read,
+    never asking solves no underspecified read."""
+    db = need_shared(SHARED_DATA / "dysql/DySQL-Bench/dysql_bench/envs/pagila/data/Pagila.sqlite")
+    res = synthesize(SynthConfig([db], tmp_path / "out", tasks=300, seed=0))
+    env = ClarifySQLEnv(suite=str(res.tasks_path))
+    literal, explore = make_policy("string-literal-sql"), make_policy("explore-without-clarifying")
+    reads = [t for t in res.tasks if t.answerable and not t.writable]
+    assert [t.id for t in reads if run_episode(env, literal, t.id).correct] == []
+    under = [t for t in reads if t.underspecs]
+    assert len(under) >= 20
+    assert [t.id for t in under if run_episode(env, explore, t.id).correct] == []
