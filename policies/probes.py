@@ -23,8 +23,9 @@ wins points at a flaw of the environment (a leak, a shortcut), to be fixed there
   When the unclear part is the table itself (a FROM label) and the task has a literal reading
   (``metadata["naive_sql"]`` / ``["naive_actions"]``), the gold's table is first replaced by the
   literal reading's: an
-  explorer cannot know the clarified table. If that still gets the task right, the task does
-  not need its clarification.
+  explorer cannot know the clarified table. Likewise when the intent (SELECT) is unclear, the
+  gold query selects what the literal reading selects: no query tells which measure the user
+  meant. If that still gets the task right, the task does not need its clarification.
 
 The two gold-reading probes play as the oracle on tasks they have no reason to change (well-
 specified reads, unanswerable requests). On a suite where no task needs the user they tie the
@@ -211,6 +212,17 @@ def literal_tables(sql: str, naive_sql: str | None) -> str:
     return tree.sql(dialect="sqlite")
 
 
+def literal_projection(sql: str, naive_sql: str | None) -> str:
+    """``sql`` selecting what the literal reading selects (both plain single ``SELECT``s)."""
+    tree, naive = _parse(sql), _parse(naive_sql) if naive_sql else None
+    if not isinstance(tree, exp.Select) or not isinstance(naive, exp.Select):
+        return sql
+    if any(t.args.get(k) for t in (tree, naive) for k in ("group", "having", "joins", "with")):
+        return sql
+    tree.set("expressions", [e.copy() for e in naive.expressions])
+    return tree.sql(dialect="sqlite")
+
+
 def needs_the_user(task: Task) -> bool:
     """Underspecified, or a write task whose instruction holds more than its opening message."""
     if task.underspecs:
@@ -241,6 +253,8 @@ class ExploreWithoutClarifyingPolicy(ScriptedPolicy):
         if final and strip:
             if any(u.label.clause == "from" for u in task.underspecs):
                 final = literal_tables(final, task.metadata.get("naive_sql"))
+            if any(u.label.clause == "select" for u in task.underspecs):
+                final = literal_projection(final, task.metadata.get("naive_sql"))
             final = strip_filter(final)
         steps.append({"type": "stop", "sql": final or None})
         return steps
@@ -254,6 +268,7 @@ __all__ = [
     "StringLiteralSQLPolicy",
     "WriteUntilStopPolicy",
     "literal_guesses",
+    "literal_projection",
     "needs_the_user",
     "perturb_literal",
     "strip_filter",

@@ -9,7 +9,8 @@ Contract
   discovered union pair). Deterministic for a given lake and ``rng`` state.
 - Every draft's SQL is built with sqlglot (:class:`~.templates.Sel`) and executed by the
   :class:`~.verify.Verifier`: it runs within the time budget, returns 1..``max_rows`` rows, is
-  not trivial (all NULL / 0), and has an ORDER BY exactly when order matters (top-k lists,
+  not trivial (all NULL / 0) nor written in the question (every answer value a word of
+  it: :func:`echoes_question`), and has an ORDER BY exactly when order matters (top-k lists,
   chronological series), ordering by every output column so ties cannot reorder rows.
   Questions are unique (case-insensitive).
 - :class:`DraftReport` lists per cell how many drafts were made and why a cell is empty
@@ -19,6 +20,7 @@ Contract
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,6 +143,9 @@ class DraftContext:
         if is_trivial(rows):
             self.rejected.append("trivial answer")
             return None
+        if echoes_question(rows, q):
+            self.rejected.append("the answer is written in the question")
+            return None
         if "group" in ops and len(rows) < 2:
             self.rejected.append("a single group")
             return None
@@ -161,6 +166,19 @@ class DraftContext:
             slots={k: v for k, v in slots.items() if v is not None},
             meta={"review_count": 0, "tokens": 0, "rejected": []},
         )
+
+
+def echoes_question(rows: list[tuple], question: str) -> bool:
+    """Every value of the answer is written in the question (``the title of the film whose
+    title is 'X'`` over a 1:1 copy of the table): ``SELECT 'X'`` would pass without a query."""
+    text = question.casefold()
+    for v in (v for r in rows for v in r):
+        if v is None or isinstance(v, bytes):
+            return False
+        word = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+        if not re.search(r"(?<!\w)" + re.escape(word.casefold()) + r"(?!\w)", text):
+            return False
+    return True
 
 
 # --- driver -------------------------------------------------------------------------------------
@@ -227,4 +245,12 @@ def make_drafts(
     return out
 
 
-__all__ = ["DraftContext", "DraftReport", "make_drafts", "makers", "scope_of", "shown"]
+__all__ = [
+    "DraftContext",
+    "DraftReport",
+    "echoes_question",
+    "make_drafts",
+    "makers",
+    "scope_of",
+    "shown",
+]

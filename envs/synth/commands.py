@@ -34,7 +34,7 @@ def _synth(args: argparse.Namespace) -> int:
         msg = (
             e
             if isinstance(e, SynthError)
-            else f"{getattr(e, 'filename', '') or ''} {e.strerror or e}"
+            else f"{getattr(e, 'filename', '') or 'output'}: {e.strerror or e}"
         )
         print(f"clarisql synth: error: {msg}".rstrip(), file=sys.stderr)
         return 2

@@ -7,7 +7,8 @@ Contract
 - Joinable (``left -> right``): ``left``'s present distinct values are contained in ``right``'s
   (containment >= ``min_containment``), kinds compatible (integer with integer, text/date with
   text/date), ``right`` is key-like (at least 90 % distinct) and ``left`` has at least 3 distinct
-  values; integer pairs also need similar names (small integer ranges overlap by chance).
+  values; integer pairs also need similar names (small integer ranges overlap by chance) unless
+  the schema declares the foreign key (``PRAGMA foreign_key_list``: always a candidate).
   Offline score: ``10 * (0.5 containment + 0.25 name similarity + 0.25 key-ness)``.
 - Candidates: exact containment over every column pair when the lake has at most
   ``exact_limit`` candidate columns; otherwise datasketch's MinHash LSH Ensemble (containment
@@ -53,11 +54,14 @@ class DiscoveryStats:
 
 
 def norm_name(name: str) -> str:
-    """Lower case, letters and digits only (``Artist_ID`` -> ``artistid``)."""
-    return re.sub(r"[^0-9a-z]+", "", name.lower())
+    """Lower case, letters and digits only, in any script (``Artist_ID`` -> ``artistid``,
+    ``学生_编号`` -> ``学生编号``: dropping every non-ASCII letter would make all Chinese names one)."""
+    return re.sub(r"[\W_]+", "", name.lower())
 
 
 _KEY_SUFFIX = re.compile(r"(id|key|code|no|num|number|nr)$")
+#: Words of a table name: runs of letters split at case changes (``CustomerOrders``), digits.
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 def _stem(name: str) -> str:
@@ -67,15 +71,23 @@ def _stem(name: str) -> str:
 def name_similarity(left: ColumnProfile, right: ColumnProfile) -> float:
     """Similarity of two column names in [0, 1], key suffixes (``id``, ``code``...) set aside.
 
-    A bare key column (``id``) takes its table's name (``artists.id`` reads as ``artistid``).
+    A bare key column (``id``) takes its table's name or one word of it (``artists.id`` reads
+    as ``artist``, ``customers_list.id`` as ``customer`` too); two bare keys score 0 (two
+    tables' own surrogate keys, e.g. ``sales_2021.id`` and ``sales_2022.id``, do not refer to
+    each other however much their values overlap).
     """
     a, b = _stem(left.name), _stem(right.name)
-    if not b:
-        b = norm_name(right.table).rstrip("s")
-    if not a:
-        a = norm_name(left.table).rstrip("s")
+    if not a and not b:
+        return 0.0  # two tables' own bare keys (``id`` = ``id``): no reference between them
     if not a or not b:
-        return 0.0
+        # the bare key reads as its table's name, or as one word of it (``customers_list.id``
+        # is a customer id); the stem of the other side is compared with each reading
+        stem, table = (a, right.table) if a else (b, left.table)
+        words = [norm_name(table), *(norm_name(w) for w in _WORDS.findall(table))]
+        readings = [w.rstrip("s") for w in words if w.rstrip("s")]
+        return max(
+            (round(SequenceMatcher(None, stem, w).ratio(), 4) for w in readings), default=0.0
+        )
     return round(SequenceMatcher(None, a, b).ratio(), 4)
 
 
@@ -101,14 +113,18 @@ def _values(conn: apsw.Connection, c: ColumnProfile) -> frozenset[str]:
 
 
 def _join_pair(
-    lc: ColumnProfile, rc: ColumnProfile, lv: frozenset[str], rv: frozenset[str]
+    lc: ColumnProfile,
+    rc: ColumnProfile,
+    lv: frozenset[str],
+    rv: frozenset[str],
+    declared: bool = False,
 ) -> JoinPair | None:
     if lc.table == rc.table or _family(lc.kind) != _family(rc.kind) or not lv:
         return None
     keyness = rc.distinct / max(1, round(rc.rows * (1 - rc.missing)))
     if keyness < 0.9 or lc.distinct < 3:
         return None
-    sim = name_similarity(lc, rc)
+    sim = 1.0 if declared else name_similarity(lc, rc)  # a declared foreign key needs no name
     if _family(lc.kind) == "num" and sim < 0.8:
         return None
     containment = len(lv & rv) / len(lv)
@@ -139,6 +155,10 @@ def find_joins(
     )
     try:
         values = [_values(conn, c) for c in cols]
+        at = {(c.table, c.name): i for i, c in enumerate(cols)}
+        fks = {
+            (at[a], at[b]) for a, b in _foreign_keys(conn, lake) if a in at and b in at and a != b
+        }
     finally:
         conn.close()
     if len(cols) <= exact_limit:
@@ -146,14 +166,33 @@ def find_joins(
         pairs = [(i, j) for i in range(len(cols)) for j in range(len(cols)) if i != j]
     else:
         stats.method = "lsh-ensemble"
-        pairs = _lsh_pairs(values, min_containment)
+        pairs = sorted(set(_lsh_pairs(values, min_containment)) | fks)
     stats.candidates = len(pairs)
     out = []
     for i, j in pairs:
-        p = _join_pair(cols[i], cols[j], values[i], values[j])
+        p = _join_pair(cols[i], cols[j], values[i], values[j], declared=(i, j) in fks)
         if p is not None and p.containment >= min_containment and p.score >= min_score:
             out.append(p)
     return sorted(out, key=lambda p: (-p.score, p.left, p.right))
+
+
+def _foreign_keys(
+    conn: apsw.Connection, lake: LakeProfile
+) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """Single-column foreign keys the schema declares: ``((table, column), (table, column))``
+    (a key naming no column refers to the parent's primary key)."""
+    out = []
+    for t in lake.tables:
+        q = f"PRAGMA foreign_key_list({quote_ident(t.name)})"
+        rows = conn.execute(q).fetchall()
+        ids = [r[0] for r in rows]
+        for _, _, parent, src, dst, *_ in (r for r in rows if ids.count(r[0]) == 1):
+            if dst is None:
+                pk = [r for r in conn.execute(f"PRAGMA table_info({quote_ident(parent)})") if r[5]]
+                dst = pk[0][1] if len(pk) == 1 else None
+            if dst is not None:
+                out.append(((t.name, src), (parent, dst)))
+    return out
 
 
 def _lsh_pairs(values: list[frozenset[str]], threshold: float) -> list[tuple[int, int]]:
@@ -181,10 +220,14 @@ def _union_pair(a: TableProfile, b: TableProfile) -> UnionPair | None:
     bcols = {norm_name(c.name): c for c in b.columns}
     mapping = []
     overlaps = []
+    used: set[str] = set()
     for c in a.columns:
         d = bcols.get(norm_name(c.name))
         if d is None or (c.kind != d.kind and {c.kind, d.kind} != {"integer", "real"}):
             continue
+        if d.name in used:  # one to one: "order date" and "order_date" do not share a column
+            continue
+        used.add(d.name)
         mapping.append((c.name, d.name))
         if c.kind == "text":
             sa, sb = set(c.samples), set(d.samples)

@@ -8,8 +8,8 @@ Contract
   characters other than letters, digits and ``_`` become ``_``; clashes get ``_2``, ``_3``...).
   Values are kept raw: sqlite-utils' type detection gives a column INTEGER / REAL only when every
   value fits; a column with ``'NA'`` or ``''`` next to numbers stays TEXT, exactly as written,
-  and the generated SQL casts (see :mod:`.profile`). Headers are kept; blank or repeated headers
-  become ``column_N``.
+  and the generated SQL casts (see :mod:`.profile`). Headers are kept (white space collapsed); a
+  blank header becomes ``column_N``, a repeated one (case-insensitively) ``NAME_2``, ``NAME_3``.
 - The first SQLite source is copied whole (SQLite backup API: schema, keys, views, triggers);
   tables of further SQLite sources are copied with ``CREATE TABLE ... AS SELECT`` (columns and
   rows, not constraints).
@@ -57,9 +57,12 @@ def _clean_headers(header: list[str]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for i, h in enumerate(header, 1):
-        h = h.strip().lstrip("\ufeff")
-        if not h or h.lower() in seen:
-            h = f"column_{i}"
+        h = " ".join(h.lstrip("\ufeff").split())
+        base, n = h, 2
+        if not h:
+            h = base = f"column_{i}"
+        while h.lower() in seen:  # SQLite names are case-insensitive: Name, name -> name_2
+            h, n = f"{base}_{n}", n + 1
         seen.add(h.lower())
         out.append(h)
     return out
@@ -67,6 +70,22 @@ def _clean_headers(header: list[str]) -> list[str]:
 
 _INT = re.compile(r"-?(0|[1-9]\d{0,17})\Z")
 _REAL = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?\Z")
+
+
+def _unterminated(path: Path, last_field: str) -> bool:
+    """Whether the file's last value ran to the end of the file inside an unclosed quote.
+
+    Python's csv module (non-strict, so that open data's stray quotes inside values still
+    parse) reads an unclosed quote to the end of the file without an error. A quoted value that
+    spans lines and is closed ends the file with its quote; an unclosed one swallowed the
+    lines after it, so it holds a line break and the file's last character is not a quote.
+    """
+    if "\n" not in last_field and "\r" not in last_field:
+        return False
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - 256))
+        tail = fh.read().rstrip()
+    return not tail.endswith(b'"')
 
 
 def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]], Any]:
@@ -92,15 +111,22 @@ def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]]
     cols = _clean_headers(header)
 
     def rows() -> Iterator[list[str]]:
+        prev, start, last = reader.line_num, 0, None
         for row in reader:
-            if not row:
-                continue
-            if len(row) > len(cols):
-                raise SynthError(
-                    f"CSV file {path} does not parse: line {reader.line_num} has "
-                    f"{len(row)} fields, the header has {len(cols)}"
-                )
-            yield row
+            if row:
+                if len(row) > len(cols):
+                    raise SynthError(
+                        f"CSV file {path} does not parse: line {reader.line_num} has "
+                        f"{len(row)} fields, the header has {len(cols)}"
+                    )
+                last, start = row, prev + 1
+                yield row
+            prev = reader.line_num
+        if last is not None and _unterminated(path, last[-1]):
+            raise SynthError(
+                f"CSV file {path} does not parse: a quote opened on line {start} is never "
+                "closed (the rest of the file would be one value)"
+            )
 
     return cols, rows(), fh
 
@@ -171,12 +197,22 @@ def _check_sqlite(path: Path) -> None:
         raise SynthError(f"{path} is not an SQLite database (and not a folder of CSV files)")
 
 
+def _first_problem(report: str) -> str:
+    """SQLite's integrity report (one problem a line) as one line: the first and a count."""
+    lines = [ln.strip() for ln in str(report).splitlines() if ln.strip() and "***" not in ln]
+    if not lines:
+        return " ".join(str(report).split())
+    more = f"; {len(lines) - 1} more problem(s)" if len(lines) > 1 else ""
+    return lines[0] + more
+
+
 def _user_tables(conn: apsw.Connection, schema: str = "main") -> list[str]:
+    # ordinary tables only: a virtual table and its shadow tables are no data to copy
     q = (
-        f"SELECT name FROM {schema}.sqlite_master WHERE type = 'table' "
+        "SELECT name FROM pragma_table_list WHERE schema = ? AND type = 'table' "
         "AND name NOT LIKE 'sqlite_%' ORDER BY name"
     )
-    return [r[0] for r in conn.execute(q)]
+    return [r[0] for r in conn.execute(q, (schema,))]
 
 
 def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None:
@@ -188,7 +224,7 @@ def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None
         try:
             (ok,) = src.execute("PRAGMA quick_check").fetchone()
             if ok != "ok":
-                raise SynthError(f"{path} is a corrupt SQLite database ({ok})")
+                raise SynthError(f"{path} is a corrupt SQLite database ({_first_problem(ok)})")
             if first:
                 dst = apsw.Connection(str(target))
                 with dst.backup("main", src, "main") as b:
@@ -215,7 +251,7 @@ def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None
         finally:
             dst.close()
     except apsw.Error as e:
-        raise SynthError(f"{path} is a corrupt SQLite database ({e})") from None
+        raise SynthError(f"{path} is a corrupt SQLite database ({_first_problem(e)})") from None
 
 
 def _csv_files(folder: Path) -> list[Path]:

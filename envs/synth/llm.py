@@ -12,7 +12,9 @@ Contract
   dropped. ``meta`` holds ``review_count``, ``tokens`` (prompt + completion, from the reply's
   ``usage``), ``generation_time_s`` and ``rejected``.
 - :meth:`LLMClient.rescore` asks for each discovered pair a 0-10 score (OrQA's scale) and keeps
-  the pairs scoring at least the threshold, with the LLM's score.
+  the pairs scoring at least the threshold, with the LLM's score; at most
+  :data:`MAX_SCORED_PAIRS` pairs of each kind (the best by offline score: a lake of 100 same-schema
+  city tables has ~5,000 union pairs), the others keep their offline score.
 - Transport: the shared :class:`~clarisql.envs.chat_http.ChatClient` (retries with backoff on
   408/409/429/5xx and connection errors, ``max_retries``; a deadline per attempt and per call;
   the endpoint's process-wide circuit breaker), and an on-disk cache keyed by
@@ -31,6 +33,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import sqlglot
 from sqlglot import exp
@@ -67,6 +70,10 @@ class LLMError(RuntimeError):
     """The endpoint failed after retries (or replied with nothing usable)."""
 
 
+#: Pairs of each kind (joins, unions) the LLM scores; the rest keep their offline score.
+MAX_SCORED_PAIRS = 300
+
+
 def parse_spec(spec: str) -> tuple[str, str]:
     """``openai:MODEL@URL`` -> ``(MODEL, URL)``; :class:`SynthError` otherwise."""
     m = re.fullmatch(r"openai:([^@]+)@(https?://\S+)", spec.strip())
@@ -74,6 +81,13 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise SynthError(
             f"--llm {spec!r}: expected openai:MODEL@URL (e.g. openai:gpt-4o@http://127.0.0.1:8000/v1)"
         )
+    try:  # a URL the HTTP client would reject later ("http://[::1", "http://h:port")
+        parts = urlsplit(m.group(2))
+        ok = bool(parts.hostname) and (parts.port is None or parts.port > 0)
+    except ValueError as e:
+        raise SynthError(f"--llm {spec!r}: the URL is not valid ({e})") from None
+    if not ok:
+        raise SynthError(f"--llm {spec!r}: the URL names no host or port")
     return m.group(1), m.group(2).rstrip("/")
 
 
@@ -160,9 +174,10 @@ class LLMClient:
         return min(10.0, float(m.group())) if m else None
 
     def rescore(self, lake: LakeProfile, threshold: float) -> LakeProfile:
-        """``lake`` with LLM scores on its pairs, those below ``threshold`` dropped."""
+        """``lake`` with LLM scores on its pairs, those below ``threshold`` dropped (the first
+        :data:`MAX_SCORED_PAIRS` of each kind: pairs come sorted by offline score)."""
         joins, unions = [], []
-        for j in lake.joins:
+        for j in lake.joins[:MAX_SCORED_PAIRS]:
             desc = (
                 f"Column {j.left[0]}.{j.left[1]} (samples {_samples(lake, *j.left)}) and column "
                 f"{j.right[0]}.{j.right[1]} (samples {_samples(lake, *j.right)}); value "
@@ -171,12 +186,14 @@ class LLMClient:
             s = self.score(desc)
             if s is None or s >= threshold:
                 joins.append(j if s is None else replace(j, score=s))
-        for u in lake.unions:
+        for u in lake.unions[:MAX_SCORED_PAIRS]:
             desc = f"Tables {u.left} and {u.right} with matching columns {[a for a, _ in u.column_map]}."
             s = self.score(desc)
             if s is None or s >= threshold:
                 unions.append(u if s is None else replace(u, score=s))
-        return replace(lake, joins=tuple(joins), unions=tuple(unions))
+        # the unscored rest keeps its offline order after the scored ones (the same order)
+        rest_j, rest_u = lake.joins[MAX_SCORED_PAIRS:], lake.unions[MAX_SCORED_PAIRS:]
+        return replace(lake, joins=(*joins, *rest_j), unions=(*unions, *rest_u))
 
     # --- drafts ---------------------------------------------------------------------------------
     def drafts(self, lake: LakeProfile, v: Verifier, rng: random.Random, n: int) -> list[Draft]:
@@ -330,4 +347,4 @@ def connect(config: Any) -> tuple[LLMClient | None, str | None]:
     return client, None
 
 
-__all__ = ["LLMClient", "LLMError", "Usage", "connect", "parse_spec"]
+__all__ = ["MAX_SCORED_PAIRS", "LLMClient", "LLMError", "Usage", "connect", "parse_spec"]

@@ -18,8 +18,8 @@ Contract
   mostly unique (distinct >= 80 % of them), at least 5, and long (on average >= 30 characters
   and >= 6 words): reviews, descriptions, notes, which the free-text layer asks SUQL's ANSWER
   about.
-- Views, ``sqlite_*`` tables and virtual tables are skipped; a table whose columns are all
-  low-information is kept (with ``usable() == ()``) so the pipeline can report it.
+- Views, ``sqlite_*`` tables, virtual tables and their shadow tables are skipped; a table whose
+  columns are all low-information is kept (with ``usable() == ()``) so the pipeline can report it.
 """
 
 from __future__ import annotations
@@ -174,9 +174,11 @@ def profile_column(
 
 
 def _tables(conn: apsw.Connection) -> list[str]:
+    # pragma_table_list says 'table' only for ordinary tables: not views, virtual tables, nor
+    # the shadow tables behind them (an FTS index's notes_fts_data, an R*Tree's boxes_node)
     q = (
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY name"
     )
     return [r[0] for r in conn.execute(q)]
 

@@ -16,7 +16,9 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   the default intent COUNT, the default scope - the latest year or the commonest value - or the
   nearest existing year, the name exactly as written) runs, and its answer differs from the gold
   under the environment's own comparison;
-- exploring the database cannot settle any unclear part: for each part, >= 2 of its candidate
+- exploring the database cannot settle any unclear part: the readings that drop an unclear
+  filter (every scope value or every name at once, each alone and both together; a family's
+  literal table) give a different answer than the gold, and for each part >= 2 of its candidate
   readings give different non-empty answers (intent: the candidate aggregates; scope: the scope
   values; misspelled scope value or name: the values it is close to, by difflib similarity or by
   sharing the first word).
@@ -25,6 +27,7 @@ Checks, each on the data (so clarifying is necessary, not decorative):
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -327,10 +330,11 @@ class _ClarifyGen:
         gold_table = sc.tables[sc.values.index(sp[0])] if sc and sc.column is None else t.name
         gold_t = self.lake.table(gold_table)
         cands = [a.on(gold_table) for a in intents(gold_t)]
-        if len(cands) < 2:
+        if intent and len(cands) < 2:
             return None
-        gi = rng.randrange(len(cands))
-        ni = 0 if gi != 0 else 1
+        # a table without measures still counts its rows: scope and name parts need no measure
+        gi = rng.randrange(len(cands)) if len(cands) > 1 else 0
+        ni = 0 if gi != 0 else min(1, len(cands) - 1)
         base_g, base_n = cands[gi], (cands[ni] if intent else cands[gi])
         ent = None
         if not_exist:
@@ -346,13 +350,13 @@ class _ClarifyGen:
             if plain is not None:
                 extra = (plain, rng.choice(plain.values))
 
-        def build(base: Agg, scope_val: Any, ent_val: Any) -> Agg:
+        def build(base: Agg, scope_val: Any, ent_val: Any, drop: tuple[str, ...] = ()) -> Agg:
             a = base
             if extra is not None:
                 a = extra[0].agg(a, extra[1])
-            if sc is not None:
+            if sc is not None and not ("scope" in drop and sc.column is not None):
                 a = sc.agg(a, scope_val) if (sc.column is not None or scope_val in sc.values) else a
-            if ent is not None:
+            if ent is not None and "name" not in drop:
                 a = a.with_filter(ent[0].name, ent_val)
             return a
 
@@ -364,6 +368,12 @@ class _ClarifyGen:
         naive = build(base_n, n_scope, ent[2] if ent else None)
         ga, na = self.rows(gold.sql()), self.rows(naive.sql())
         if ga is None or na is None or is_trivial(ga) or same_answer(ga, na):
+            return None
+        parts = [p for p, on in (("scope", sc is not None), ("name", ent is not None)) if on]
+        g_ent = ent[1] if ent else None
+        if self.settled_by_all(
+            ga, parts, lambda d: build(base_g, n_scope if "scope" in d else g_scope, g_ent, d)
+        ):
             return None
         # clarifying is necessary: every unclear part keeps >= 2 readings with different answers
         checks: dict[str, int] = {}
@@ -387,6 +397,20 @@ class _ClarifyGen:
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
+
+    def settled_by_all(
+        self, gold_rows: list[tuple], parts: list[str], relaxed: Callable[[tuple[str, ...]], Agg]
+    ) -> bool:
+        """True when an agent that never asks would be right: it reads every candidate at once,
+        i.e. ``relaxed(drop)`` drops the unclear filters named in ``drop`` (a family's scope
+        becomes the literal reading's table), each part alone and all together, and one such
+        reading gives the gold answer."""
+        drops = [(p,) for p in parts] + ([tuple(parts)] if len(parts) > 1 else [])
+        for drop in drops:
+            rows = self.rows(relaxed(drop).sql())
+            if rows is not None and same_answer(gold_rows, rows):
+                return True
+        return False
 
     # --- text -------------------------------------------------------------------------------------
     def render(self, recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks) -> Made:

@@ -106,6 +106,7 @@ def is_scope(c: ColumnProfile) -> bool:
         and c.missing < 0.5
         and not (id_like(c) and not is_year_like(c))
         and not c.low_information
+        and not is_measure(c)  # a quantity (qty 1..20) is aggregated, not a scope to pick
     )
 
 

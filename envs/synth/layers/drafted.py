@@ -9,9 +9,11 @@ gold, so the task keeps the draft's difficulty, type, joins and window functions
 - an integer year -> ``Unmatch`` (FROM): a year outside the column's range; the literal reading
   takes the nearest existing year.
 Checks, as in :mod:`.clarify`: the literal reading (the draft's SQL with the value as the user
-wrote it, or the nearest year) runs and gives a different answer; substituting the values the
+wrote it, or the nearest year) runs and gives a different answer, and so does the SQL without
+that filter (reading every candidate at once); substituting the values the
 surface fits (>= 2) gives >= 2 different non-empty answers; the value occurs exactly once in the
-question and once in the SQL (so the substitution is exact).
+question and once in the SQL, on any column (so the substitution is exact: a union that filters
+both branches on it is left out).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class DraftedClarify:
         pat = re.compile(r"(?<![\w.])" + re.escape(mention) + r"(?!\w|\.\d)")
         if d.sql.count(ref) != 1 or len(pat.findall(d.question)) != 1:
             return None
+        if d.sql.count(f" = {sql_lit(value)}") != 1:  # e.g. both branches of a union: the
+            return None  # literal reading would change one and keep the other
         if isinstance(value, str) and not is_year_like(c) and (is_entity(c) or is_scope(c)):
             got = self.text_surface(table, c, value)
         elif isinstance(value, int) and is_year_like(c):
@@ -84,6 +88,9 @@ class DraftedClarify:
         if gold_rows is None or is_trivial(gold_rows) or naive_rows is None:
             return None
         if same_answer(gold_rows, naive_rows, ordered=d.ordered):
+            return None
+        relaxed = self.gen.rows(d.sql.replace(ref, "1 = 1"))  # the unclear filter dropped
+        if relaxed is not None and same_answer(gold_rows, relaxed, ordered=d.ordered):
             return None
         answers = (
             self.gen.rows(d.sql.replace(ref, f"{qi(table)}.{qi(col)} = {sql_lit(x)}"))
