@@ -21,6 +21,7 @@ Contract
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -67,6 +68,8 @@ class SynthConfig:
     - ``time_budget_s`` / ``max_rows``: every gold query's sandbox budget and answer size bound.
     - ``exact_limit``: discovery uses exact containment up to this many candidate columns,
       MinHash LSH Ensemble beyond.
+    - ``workers``: threads that run verification queries (``None``: the machine's cores, at
+      most 4); the output does not depend on it.
     """
 
     sources: Sequence[str | Path]
@@ -81,6 +84,7 @@ class SynthConfig:
     time_budget_s: float = 2.0
     max_rows: int = 200
     exact_limit: int = 400
+    workers: int | None = None
 
 
 @dataclass
@@ -196,6 +200,8 @@ def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
     if config.tasks < 1:
         raise SynthError(f"--tasks must be at least 1, got {config.tasks}")
+    if config.workers is not None and config.workers < 1:
+        raise SynthError(f"--workers must be at least 1, got {config.workers}")
     out = Path(config.out)
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -216,7 +222,7 @@ def synthesize(config: SynthConfig) -> SynthResult:
             except LLMError as e:
                 notes.append(f"{e}; offline pair scores kept, drafts made offline")
                 client = None
-    v = Verifier(db_path, config.time_budget_s, config.max_rows)
+    v = Verifier(db_path, config.time_budget_s, config.max_rows, workers=_workers(config))
     wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()
@@ -230,6 +236,7 @@ def synthesize(config: SynthConfig) -> SynthResult:
         return make_drafts(lake, v, rng, k, report, exclude=taken)
 
     tasks, made, shortfalls = _assemble(config, lake, v, drafts, wanted, timings, more)
+    v.close()
     if report.missing:
         for cell, why in sorted(report.missing.items()):
             shortfalls.setdefault(f"answerable {cell}", why)
@@ -262,6 +269,12 @@ def synthesize(config: SynthConfig) -> SynthResult:
     )
     write_card(result, config)
     return result
+
+
+def _workers(config: SynthConfig) -> int:
+    if config.workers is not None:
+        return config.workers
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _profile(
