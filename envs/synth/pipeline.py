@@ -226,7 +226,10 @@ def synthesize(config: SynthConfig) -> SynthResult:
     wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()
-    pool = wanted["well-specified"] + wanted["clarify"] + wanted["write"] + 20
+    # drafts are only verified where they can be kept: the well-specified share, the third of
+    # the clarify share that layers.clarify derives from drafts, and a margin for duplicates
+    # (write and unanswerable tasks use none; `more` tops up if the suite still falls short)
+    pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
     drafts = _drafts(config, lake, v, pool, report, client, notes)
     timings["drafts"] = time.perf_counter() - t
 
