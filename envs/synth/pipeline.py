@@ -25,7 +25,9 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +338,22 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
+def _run_layer(
+    fn: Callable[..., list[Task]],
+    lake: LakeProfile,
+    drafts: list[Draft],
+    v: Verifier,
+    seed: int,
+    name: str,
+    n: int,
+    timings: dict[str, float],
+) -> list[Task]:
+    t = time.perf_counter()
+    got = list(fn(lake, drafts, v, random.Random(f"{seed}:{name}"), n))[:n]
+    timings[name] = time.perf_counter() - t
+    return got
+
+
 def _assemble(
     config: SynthConfig,
     lake: LakeProfile,
@@ -349,18 +367,25 @@ def _assemble(
     layers = _layers()
     shortfalls: dict[str, str] = {}
     by_layer: dict[str, list[Task]] = {}
+    runs: dict[str, Callable[[], list[Task]]] = {}
     for name in ("clarify", "unanswerable", "write"):
         fn, n = layers[name], wanted[name]
-        if n == 0:
-            by_layer[name] = []
-            continue
-        if fn is None:
-            by_layer[name] = []
+        by_layer[name] = []
+        if n > 0 and fn is None:
             shortfalls[name] = "this layer is not available in this build"
-            continue
-        t = time.perf_counter()
-        got = list(fn(lake, drafts, v, random.Random(f"{config.seed}:{name}"), n))[:n]
-        timings[name] = time.perf_counter() - t
+        elif n > 0:
+            timings[name] = 0.0  # (keeps the stages' order in SUITE.md)
+            runs[name] = partial(_run_layer, fn, lake, drafts, v, config.seed, name, n, timings)
+    # the layers are independent (own rng each; the verifier's cache is transparent): with
+    # worker threads they run side by side, their results taken in this fixed order
+    if v.workers > 1 and len(runs) > 1:
+        with ThreadPoolExecutor(len(runs), thread_name_prefix="synth-layer") as ex:
+            futures = {name: ex.submit(run) for name, run in runs.items()}
+            done = {name: f.result() for name, f in futures.items()}
+    else:
+        done = {name: run() for name, run in runs.items()}
+    for name, got in done.items():
+        n = wanted[name]
         by_layer[name] = got
         if len(got) < n:
             shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"

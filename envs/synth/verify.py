@@ -14,6 +14,8 @@ Contract
   not depend on which thread ran it or when, so callers that consume results in their own
   deterministic order produce the same output with any number of workers. With ``workers=1``
   :meth:`Verifier.prefetch` does nothing and every statement runs in the caller's thread.
+  Several threads may share one verifier (the pipeline runs its layers side by side):
+  :attr:`Verifier.last_error` is per thread.
 - :meth:`Verifier.write_digest` replays an action list in a private writable session and returns
   the final-state digest (:func:`clarisql.envs.digest.session_digest`), ``None`` if any action
   fails; :meth:`Verifier.base_digest` is the untouched database's digest.
@@ -79,7 +81,7 @@ class Verifier:
         # the digest the environment takes for a file suite (DatabaseSpec default)
         self.digest_config = DigestConfig()
         self.executed = 0
-        self._last_error: str | None = None
+        self._local = threading.local()  # last_error, per calling thread
         self._cache: dict[str, tuple[tuple | None, str | None]] = {}
         self._pending: dict[str, Future] = {}
         self._lock = threading.Lock()
@@ -90,26 +92,28 @@ class Verifier:
         ``workers=1``); :meth:`rows` returns their results when asked."""
         if self.workers < 2:
             return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="synth-verify")
-        for sql in sqls:
-            if sql not in self._cache and sql not in self._pending:
-                self._pending[sql] = self._pool.submit(self._run, sql)
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="synth-verify")
+            for sql in sqls:
+                if sql not in self._cache and sql not in self._pending:
+                    self._pending[sql] = self._pool.submit(self._run, sql)
 
     def discard_pending(self) -> None:
         """Cancel prefetched statements that have not started (running ones finish and are
         cached when asked for)."""
-        for sql, fut in list(self._pending.items()):
-            if fut.cancel():
-                del self._pending[sql]
+        with self._lock:
+            for sql, fut in list(self._pending.items()):
+                if fut.cancel():
+                    del self._pending[sql]
 
     def close(self) -> None:
         """Stop the worker threads (waits for running statements). Idempotent."""
-        self.discard_pending()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        self._pending.clear()
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._pending.clear()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def rows(self, sql: str) -> list[tuple] | None:
         """The statement's rows, or ``None`` (error, refusal, timeout, > ``max_rows``).
@@ -117,14 +121,16 @@ class Verifier:
         Results are cached per statement (the database is read-only here, so a statement's
         answer cannot change; layers re-run the drafts' gold queries).
         """
-        hit = self._cache.get(sql)
+        with self._lock:
+            hit = self._cache.get(sql)
+            fut = self._pending.pop(sql, None) if hit is None else None
         if hit is None:
-            fut = self._pending.pop(sql, None)
             hit = fut.result() if fut is not None and not fut.cancelled() else self._run(sql)
-            if len(self._cache) >= 20_000:
-                self._cache.clear()
-            self._cache[sql] = hit
-        self._last_error = hit[1]
+            with self._lock:
+                if len(self._cache) >= 20_000:
+                    self._cache.clear()
+                self._cache[sql] = hit
+        self._local.last_error = hit[1]
         return None if hit[0] is None else list(hit[0])
 
     def _run(self, sql: str) -> tuple[tuple | None, str | None]:
@@ -150,12 +156,12 @@ class Verifier:
 
     def error(self, sql: str) -> str | None:
         """The database's error message for ``sql`` (``None`` when it runs and passes)."""
-        return None if self.rows(sql) is not None else self._last_error
+        return None if self.rows(sql) is not None else self.last_error
 
     @property
     def last_error(self) -> str | None:
-        """The reason the last :meth:`rows` call returned ``None``."""
-        return self._last_error
+        """The reason this thread's last :meth:`rows` call returned ``None``."""
+        return getattr(self._local, "last_error", None)
 
     def write_digest(self, actions: list[str]) -> str | None:
         """Final-state digest after running ``actions`` in a private writable session."""
@@ -164,11 +170,11 @@ class Verifier:
                 for a in actions:
                     res = s.execute(a)
                     if not res.ok:
-                        self._last_error = res.error
+                        self._local.last_error = res.error
                         return None
                 return session_digest(s, self.digest_config)
         except Exception as e:  # last guard, see rows()
-            self._last_error = f"{type(e).__name__}: {e}"
+            self._local.last_error = f"{type(e).__name__}: {e}"
             return None
 
     def base_digest(self) -> str:
