@@ -103,3 +103,13 @@ def test_time_budget_rejects_slow_statements(tmp_path: Path, workers: int) -> No
     assert "0.05 s time budget" in (v.last_error or "")
     assert v.rows("SELECT COUNT(*) FROM t") == [(301,)]
     v.close()
+
+
+def test_profile_on_threads_equals_one_thread(tmp_path: Path) -> None:
+    from clarisql.envs.synth.ingest import ingest
+    from clarisql.envs.synth.profile import profile_lake
+
+    db = ingest([write_lake(tmp_path / "csv", seed=4)], tmp_path / "lake")
+    one = profile_lake(db)
+    assert profile_lake(db, workers=3) == one
+    assert [t.name for t in one.tables] == ["customers", "orders", "sales_2022", "sales_2023"]

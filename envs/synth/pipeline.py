@@ -287,7 +287,7 @@ def _profile(
 ) -> tuple[LakeProfile, DiscoveryStats, float, float]:
     t = time.perf_counter()
     try:
-        lake = profile_lake(db_path)
+        lake = profile_lake(db_path, workers=_workers(config))
     except apsw.Error as e:
         raise SynthError(f"cannot read the lake database {db_path}: {e}") from None
     t_profile = time.perf_counter() - t
