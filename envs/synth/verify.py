@@ -6,8 +6,9 @@ Contract
   ``None`` on any error, refusal, timeout or result larger than ``max_rows``. It never raises.
   The time budget ``time_budget_s`` is judged on the CPU time of the thread that ran the
   statement, so a verdict does not depend on how loaded the machine is or how many workers run
-  (the sandbox's wall-clock limit, :data:`WALL_GUARD` times the budget, still stops runaways). :meth:`Verifier.error` returns the database's message for a failing statement
-  (recorded for rejected drafts).
+  (the sandbox's wall-clock limit, :data:`WALL_GUARD` times the budget, still stops runaways).
+  :meth:`Verifier.error` returns the database's message for a failing statement (recorded for
+  rejected drafts).
 - Parallel: with ``workers > 1``, :meth:`Verifier.prefetch` starts statements on worker threads
   (one sandbox session, hence one SQLite connection, per statement; apsw releases the GIL while
   SQLite runs), and :meth:`Verifier.rows` then returns their results. A statement's result does
