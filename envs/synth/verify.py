@@ -60,10 +60,12 @@ WALL_GUARD = 4.0
 class Verifier:
     """Runs candidate gold / naive SQL and golden action lists against one database."""
 
-    #: SQLite VM steps between two checks of the time budget. The watchdog interrupts a statement
-    #: at its deadline anyway; checking less often than episodes do (1,000) keeps worker threads
-    #: from waiting on the GIL for each check.
-    PROGRESS_STEPS = 50_000
+    #: SQLite VM steps between two calls of the sandbox's progress handler (episodes: 1,000).
+    #: The handler is Python: while another thread holds the GIL (planning the next drafts, a
+    #: layer's own work) each call waits up to the interpreter's switch interval (5 ms), which
+    #: stalled long statements on worker threads; the watchdog still stops a statement at the
+    #: wall-clock guard, and the budget verdict is the thread's CPU time.
+    PROGRESS_STEPS = 5_000_000
 
     def __init__(
         self, db_path: Path, time_budget_s: float = 2.0, max_rows: int = 200, workers: int = 1
