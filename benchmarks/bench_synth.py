@@ -9,6 +9,10 @@
    memory, and whether LSH found every pair the exact search found.
 
     nice python benchmarks/bench_synth.py [--rows-scale 2.0] [--tasks 1000] [--tables 240] [--out DIR]
+                                          [--one-worker-too]
+
+Verification runs on the machine's cores (``SynthConfig.workers``); ``--one-worker-too`` runs the
+suite a second time on one thread, for the speed ratio and to show the output is identical.
 
 Run it `nice`d: the machine may be shared.
 """
@@ -196,7 +200,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_suite(work: Path, scale: float, tasks: int) -> dict:
+def bench_suite(work: Path, scale: float, tasks: int, one_worker_too: bool = False) -> dict:
     folder = work / "csv"
     t = time.perf_counter()
     size = make_csv_folder(folder, scale)
@@ -205,17 +209,30 @@ def bench_suite(work: Path, scale: float, tasks: int) -> dict:
     res = synthesize(SynthConfig(sources=[folder], out=work / "suite", tasks=tasks, seed=0))
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     loaded = load_tasks(res.tasks_path)
+    one: dict = {}
+    if one_worker_too:  # the same suite with verification on one thread, for the ratio
+        t, c = time.perf_counter(), time.process_time()
+        cfg = SynthConfig(sources=[folder], out=work / "suite-1", tasks=tasks, seed=0, workers=1)
+        res1 = synthesize(cfg)
+        one = {
+            "synth_wall_s": round(time.perf_counter() - t, 2),
+            "synth_cpu_s": round(time.process_time() - c, 2),
+            "load_average_1min": round(os.getloadavg()[0], 2),
+            "tasks_jsonl_identical": res1.tasks_path.read_bytes() == res.tasks_path.read_bytes(),
+        }
     return {
         "csv_mb": round(size / 1e6, 1),
         "generate_csv_s": round(gen_s, 2),
         "tasks": len(loaded),
         "synth_wall_s": round(wall, 2),
         "synth_cpu_s": round(cpu, 2),
+        "cores": os.cpu_count(),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "stages_s": {k: round(v, 2) for k, v in res.timings.items()},
         "made": res.made,
         "shortfalls": res.shortfalls,
         "peak_rss_mb": round(peak_rss_mb(), 1),
+        **({"one_worker": one} if one else {}),
     }
 
 
@@ -255,6 +272,11 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--tables", type=int, default=240)
     ap.add_argument("--only", choices=("suite", "discovery"), default=None)
+    ap.add_argument(
+        "--one-worker-too",
+        action="store_true",
+        help="synthesize the suite again with --workers 1 (speed ratio; identical output)",
+    )
     ap.add_argument("--out", default=None, help="keep the generated files here")
     args = ap.parse_args()
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench-synth-"))
@@ -262,7 +284,9 @@ def main() -> None:
     result = {}
     try:
         if args.only in (None, "suite"):
-            result["suite"] = bench_suite(work / "suite-bench", args.rows_scale, args.tasks)
+            result["suite"] = bench_suite(
+                work / "suite-bench", args.rows_scale, args.tasks, args.one_worker_too
+            )
         if args.only in (None, "discovery"):
             result["discovery"] = bench_discovery(work, args.tables)
     finally:

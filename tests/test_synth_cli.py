@@ -131,6 +131,7 @@ def test_bad_input_one_line_exit_2(kind: str, tmp_path: Path, capsys) -> None:
     "extra,msg",
     [
         (["--tasks", "0"], "at least 1"),
+        (["--workers", "0"], "--workers must be at least 1"),
         (["--mixture", "nonsense"], "--mixture"),
         (["--llm", "gpt"], "openai:MODEL@URL"),
     ],

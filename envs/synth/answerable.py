@@ -13,6 +13,9 @@ Contract
   it: :func:`echoes_question`), and has an ORDER BY exactly when order matters (top-k lists,
   chronological series), ordering by every output column so ties cannot reorder rows.
   Questions are unique (case-insensitive).
+- Parallel: candidates are drawn :data:`LOOKAHEAD` ahead of the one being checked, their SQL
+  running on the verifier's worker threads meanwhile (:meth:`~.verify.Verifier.prefetch`); they
+  are checked in the order drawn, so the drafts are the same with any number of workers.
 - :class:`DraftReport` lists per cell how many drafts were made and why a cell is empty
   (no join pair, no union pair, no measure column ...), for SUITE.md's shortfalls.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +46,25 @@ from clarisql.envs.synth.templates import (
 from clarisql.envs.synth.types import DIFFICULTIES, QTYPES, ColumnProfile, Draft, LakeProfile
 from clarisql.envs.synth.verify import Verifier, is_trivial
 
-Maker = Callable[[], "Draft | None"]
+Maker = Callable[[], "Draft | Candidate | None"]
+
+#: Candidates drawn ahead of the one being checked (their SQL runs on the verifier's worker
+#: threads meanwhile). A constant, so the drafts do not depend on the number of workers.
+LOOKAHEAD = 8
+
+
+@dataclass
+class Candidate:
+    """A draft not yet executed (what :meth:`DraftContext.check` needs)."""
+
+    sql: str
+    question: str
+    difficulty: str
+    qtype: str
+    cols: list[ColumnProfile]
+    ops: tuple[str, ...]
+    ordered: bool
+    slots: dict[str, Any]
 
 
 @dataclass
@@ -62,6 +83,8 @@ class DraftContext:
         self.roles = {t.name: roles(t, lake) for t in lake.tables}
         self.seen: set[str] = set()
         self.rejected: list[str] = []
+        #: :meth:`draft` returns unexecuted candidates (the driver checks them, see make_drafts)
+        self.deferred = False
         self._counts: dict[tuple[str, str], dict[Any, int]] = {}
         self._tops: dict[tuple[str, str], list[Any]] = {}
 
@@ -130,40 +153,52 @@ class DraftContext:
         ops: tuple[str, ...],
         ordered: bool = False,
         **slots: Any,
-    ) -> Draft | None:
-        """Execute and check a candidate; the :class:`Draft` or ``None`` (reason recorded)."""
+    ) -> Draft | Candidate | None:
+        """Execute and check a candidate; the :class:`Draft` or ``None`` (reason recorded).
+
+        With :attr:`deferred` set, the unexecuted :class:`Candidate` instead (see
+        :meth:`check`); ``None`` when the question is taken.
+        """
         q = " ".join(question.split())
         if q.casefold() in self.seen:
             return None
         sql = sel if isinstance(sel, str) else sel.sql()
-        rows = self.v.rows(sql)
+        c = Candidate(sql, q, difficulty, qtype, cols, ops, ordered, slots)
+        return c if self.deferred else self.check(c)
+
+    def check(self, c: Candidate) -> Draft | None:
+        """Execute and check ``c``: the :class:`Draft` or ``None`` (reason recorded)."""
+        if c.question.casefold() in self.seen:
+            return None
+        rows = self.v.rows(c.sql)
         if rows is None:
             self.rejected.append(self.v.last_error or "failed")
             return None
         if is_trivial(rows):
             self.rejected.append("trivial answer")
             return None
-        if echoes_question(rows, q):
+        if echoes_question(rows, c.question):
             self.rejected.append("the answer is written in the question")
             return None
+        ops = c.ops
         if "group" in ops and len(rows) < 2:
             self.rejected.append("a single group")
             return None
-        if any(c.needs_cast for c in cols) and "cast" not in ops:
+        if any(col.needs_cast for col in c.cols) and "cast" not in ops:
             ops = (*ops, "cast")
-        self.seen.add(q.casefold())
-        tables = tuple(dict.fromkeys(c.table for c in cols))
+        self.seen.add(c.question.casefold())
+        tables = tuple(dict.fromkeys(col.table for col in c.cols))
         return Draft(
-            sql=sql,
-            question=q,
-            difficulty=difficulty,
-            qtype=qtype,
+            sql=c.sql,
+            question=c.question,
+            difficulty=c.difficulty,
+            qtype=c.qtype,
             tables=tables,
-            columns=tuple(dict.fromkeys(f"{c.table}.{c.name}" for c in cols)),
+            columns=tuple(dict.fromkeys(f"{col.table}.{col.name}" for col in c.cols)),
             operations=ops,
             rows=rows,
-            ordered=ordered,
-            slots={k: v for k, v in slots.items() if v is not None},
+            ordered=c.ordered,
+            slots={k: v for k, v in c.slots.items() if v is not None},
             meta={"review_count": 0, "tokens": 0, "rejected": []},
         )
 
@@ -221,31 +256,47 @@ def make_drafts(
         if not ms and not report.made[f"{d}/{qt}"]:
             report.missing[f"{d}/{qt}"] = why_empty(lake, qt, d)
     live = [c for c, ms in cells.items() if ms]
-    fails = Counter()
+    fails: Counter = Counter()
     out: list[Draft] = []
+    ahead: deque[tuple[tuple[str, str], Candidate | None]] = deque()
     i = 0
-    while len(out) < n and live:
-        cell = live[i % len(live)]
-        ms = cells[cell]
-        report.attempts += 1
-        dr = ms[rng.randrange(len(ms))]()
-        if dr is None:
-            fails[cell] += 1
-            if fails[cell] > max_fails_per_cell:
-                live.remove(cell)
-                if not report.made[f"{cell[0]}/{cell[1]}"]:
-                    report.missing[f"{cell[0]}/{cell[1]}"] = "every candidate failed verification"
+    cx.deferred = True
+    try:
+        while len(out) < n and live:
+            while len(ahead) < LOOKAHEAD:  # draw ahead; the verifier starts their SQL
+                cell = live[i % len(live)]
+                i += 1
+                ms = cells[cell]
+                c = ms[rng.randrange(len(ms))]()
+                if isinstance(c, Candidate):
+                    v.prefetch([c.sql])
+                ahead.append((cell, c))
+            cell, c = ahead.popleft()
+            if cell not in live:
                 continue
-        else:
-            fails[cell] = 0
-            out.append(dr)
-            report.made[f"{cell[0]}/{cell[1]}"] += 1
-        i += 1
+            report.attempts += 1
+            dr = cx.check(c) if isinstance(c, Candidate) else c
+            if dr is None:
+                fails[cell] += 1
+                if fails[cell] > max_fails_per_cell:
+                    live.remove(cell)
+                    if not report.made[f"{cell[0]}/{cell[1]}"]:
+                        report.missing[f"{cell[0]}/{cell[1]}"] = (
+                            "every candidate failed verification"
+                        )
+            else:
+                fails[cell] = 0
+                out.append(dr)
+                report.made[f"{cell[0]}/{cell[1]}"] += 1
+    finally:
+        cx.deferred = False
+        v.discard_pending()
     report.rejected.update(e.split(":")[0][:60] for e in cx.rejected)
     return out
 
 
 __all__ = [
+    "Candidate",
     "DraftContext",
     "DraftReport",
     "echoes_question",

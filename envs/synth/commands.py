@@ -2,6 +2,7 @@
 
     clarisql synth SOURCE... --out DIR [--seed N] [--tasks N] [--llm openai:MODEL@URL]
                    [--mixture well-specified=0.2,clarify=0.2,write=0.1,unanswerable=0.5]
+                   [--workers N]
 
 Exit status 0 on success; 2 with one line on stderr for input the user can fix (missing, empty
 or corrupt source, CSV that does not parse, no usable column, bad option).
@@ -26,6 +27,7 @@ def _synth(args: argparse.Namespace) -> int:
             seed=args.seed,
             mixture=parse_mixture(args.mixture) if args.mixture else dict(DEFAULT_MIXTURE),
             llm=args.llm,
+            workers=args.workers,
         )
         result = synthesize(config)
     except (SynthError, OSError) as e:
@@ -64,6 +66,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=int, default=200, help="number of tasks in the suite")
     p.add_argument(
         "--llm", default=None, help="openai:MODEL@URL (OrQA's coder/writer/reviewer loop)"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads running verification queries (default: the cores, at most 4); "
+        "the output does not depend on it",
     )
     p.add_argument(
         "--mixture",

@@ -21,10 +21,13 @@ Contract
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +71,8 @@ class SynthConfig:
     - ``time_budget_s`` / ``max_rows``: every gold query's sandbox budget and answer size bound.
     - ``exact_limit``: discovery uses exact containment up to this many candidate columns,
       MinHash LSH Ensemble beyond.
+    - ``workers``: threads that run verification queries (``None``: the machine's cores, at
+      most 4); the output does not depend on it.
     """
 
     sources: Sequence[str | Path]
@@ -82,6 +87,7 @@ class SynthConfig:
     time_budget_s: float = 2.0
     max_rows: int = 200
     exact_limit: int = 400
+    workers: int | None = None
 
 
 @dataclass
@@ -197,6 +203,8 @@ def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
     if config.tasks < 1:
         raise SynthError(f"--tasks must be at least 1, got {config.tasks}")
+    if config.workers is not None and config.workers < 1:
+        raise SynthError(f"--workers must be at least 1, got {config.workers}")
     out = Path(config.out)
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -217,11 +225,14 @@ def synthesize(config: SynthConfig) -> SynthResult:
             except LLMError as e:
                 notes.append(f"{e}; offline pair scores kept, drafts made offline")
                 client = None
-    v = Verifier(db_path, config.time_budget_s, config.max_rows)
+    v = Verifier(db_path, config.time_budget_s, config.max_rows, workers=_workers(config))
     wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()
-    pool = wanted["well-specified"] + wanted["clarify"] + wanted["write"] + 20
+    # drafts are only verified where they can be kept: the well-specified share, the third of
+    # the clarify share that layers.clarify derives from drafts, and a margin for duplicates
+    # (write and unanswerable tasks use none; `more` tops up if the suite still falls short)
+    pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
     drafts = _drafts(config, lake, v, pool, report, client, notes)
     timings["drafts"] = time.perf_counter() - t
 
@@ -231,6 +242,7 @@ def synthesize(config: SynthConfig) -> SynthResult:
         return make_drafts(lake, v, rng, k, report, exclude=taken)
 
     tasks, made, shortfalls = _assemble(config, lake, v, drafts, wanted, timings, more)
+    v.close()
     if report.missing:
         for cell, why in sorted(report.missing.items()):
             shortfalls.setdefault(f"answerable {cell}", why)
@@ -265,12 +277,18 @@ def synthesize(config: SynthConfig) -> SynthResult:
     return result
 
 
+def _workers(config: SynthConfig) -> int:
+    if config.workers is not None:
+        return config.workers
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def _profile(
     config: SynthConfig, db_path: Path
 ) -> tuple[LakeProfile, DiscoveryStats, float, float]:
     t = time.perf_counter()
     try:
-        lake = profile_lake(db_path)
+        lake = profile_lake(db_path, workers=_workers(config))
     except apsw.Error as e:
         raise SynthError(f"cannot read the lake database {db_path}: {e}") from None
     t_profile = time.perf_counter() - t
@@ -321,6 +339,22 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
+def _run_layer(
+    fn: Callable[..., list[Task]],
+    lake: LakeProfile,
+    drafts: list[Draft],
+    v: Verifier,
+    seed: int,
+    name: str,
+    n: int,
+    timings: dict[str, float],
+) -> list[Task]:
+    t = time.perf_counter()
+    got = list(fn(lake, drafts, v, random.Random(f"{seed}:{name}"), n))[:n]
+    timings[name] = time.perf_counter() - t
+    return got
+
+
 def _assemble(
     config: SynthConfig,
     lake: LakeProfile,
@@ -334,18 +368,25 @@ def _assemble(
     layers = _layers()
     shortfalls: dict[str, str] = {}
     by_layer: dict[str, list[Task]] = {}
+    runs: dict[str, Callable[[], list[Task]]] = {}
     for name in ("clarify", "unanswerable", "write"):
         fn, n = layers[name], wanted[name]
-        if n == 0:
-            by_layer[name] = []
-            continue
-        if fn is None:
-            by_layer[name] = []
+        by_layer[name] = []
+        if n > 0 and fn is None:
             shortfalls[name] = "this layer is not available in this build"
-            continue
-        t = time.perf_counter()
-        got = list(fn(lake, drafts, v, random.Random(f"{config.seed}:{name}"), n))[:n]
-        timings[name] = time.perf_counter() - t
+        elif n > 0:
+            timings[name] = 0.0  # (keeps the stages' order in SUITE.md)
+            runs[name] = partial(_run_layer, fn, lake, drafts, v, config.seed, name, n, timings)
+    # the layers are independent (own rng each; the verifier's cache is transparent): with
+    # worker threads they run side by side, their results taken in this fixed order
+    if v.workers > 1 and len(runs) > 1:
+        with ThreadPoolExecutor(len(runs), thread_name_prefix="synth-layer") as ex:
+            futures = {name: ex.submit(run) for name, run in runs.items()}
+            done = {name: f.result() for name, f in futures.items()}
+    else:
+        done = {name: run() for name, run in runs.items()}
+    for name, got in done.items():
+        n = wanted[name]
         by_layer[name] = got
         if len(got) < n:
             shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"

@@ -4,7 +4,9 @@ Contract
 - :func:`profile_lake` reads every user table of an SQLite file (read-only) and returns one
   :class:`~.types.TableProfile` per table, tables and columns in a deterministic order (tables by
   name, columns in table order). One ``GROUP BY`` per column gives every distinct value with its
-  storage type and count; everything else is computed from that list.
+  storage type and count; everything else is computed from that list. A column stored as
+  numbers only is profiled inside SQLite instead (distinct count, range, most frequent values),
+  with the same result.
 - Missing values: ``NULL`` and the text markers in :data:`MISSING_MARKERS` (compared after
   trimming, case-insensitively). :func:`present_sql` renders the same test in SQL, so the SQL the
   synthesizer writes agrees with the profile.
@@ -24,8 +26,11 @@ Contract
 
 from __future__ import annotations
 
+import heapq
 import re
+import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,8 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$")
 _INT = re.compile(r"^[+-]?\d+$")
 _REAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 N_SAMPLES = 20
+# SQLite's rule for a declared type with TEXT affinity
+_TEXT_AFFINITY = re.compile(r"CHAR|CLOB|TEXT", re.IGNORECASE)
 
 
 def is_missing(v: Any) -> bool:
@@ -79,11 +86,14 @@ def _number(v: Any) -> float | int | None:
     return None
 
 
-def _kind(values: list[tuple[Any, str, int]]) -> tuple[str, bool]:
-    """(kind, needs_cast) from the present values ``(value, storage type, count)``."""
+def _kind(
+    values: list[tuple[Any, str, int]], nums: list[float | int | None] | None = None
+) -> tuple[str, bool]:
+    """(kind, needs_cast) from the present values ``(value, storage type, count)`` (``nums``:
+    their :func:`_number` values, when the caller has them)."""
     if not values:
         return "text", False
-    nums = [_number(v) for v, _, _ in values]
+    nums = [_number(v) for v, _, _ in values] if nums is None else nums
     as_text = any(t == "text" for _, t, _ in values)
     if all(n is not None for n in nums):
         integral = all(isinstance(n, int) for n in nums)
@@ -116,10 +126,51 @@ def _sort_key(v: Any) -> tuple[int, Any]:
     return (2, repr(v))
 
 
+def _numeric_column(
+    conn: apsw.Connection, table: str, name: str, declared: str, rows: int
+) -> ColumnProfile | None:
+    """The profile of a column stored as numbers only (all INTEGER or all REAL, and NULL),
+    computed inside SQLite; ``None`` for any other column (:func:`profile_column` then reads
+    every distinct value). Gives exactly what the general path gives for such a column."""
+    if _TEXT_AFFINITY.search(declared or ""):
+        return None  # SQLite stores every value of a TEXT column as text
+    ref, qt = f"{quote_ident(table)}.{quote_ident(name)}", quote_ident(table)
+    types = dict(conn.execute(f"SELECT typeof({ref}), COUNT(*) FROM {qt} GROUP BY 1").fetchall())
+    n_missing = types.pop("null", 0)
+    if set(types) not in ({"integer"}, {"real"}):
+        return None
+    distinct, lo, hi = conn.execute(
+        f"SELECT COUNT(DISTINCT {ref}), MIN({ref}), MAX({ref}) FROM {qt}"
+    ).fetchone()
+    samples = conn.execute(
+        f"SELECT {ref}, COUNT(*) AS n FROM {qt} WHERE {ref} IS NOT NULL GROUP BY 1 "
+        f"ORDER BY n DESC, 1 LIMIT {N_SAMPLES}"
+    ).fetchall()
+    missing = n_missing / rows if rows else 1.0
+    return ColumnProfile(
+        table=table,
+        name=name,
+        declared=declared or "",
+        kind="integer" if "integer" in types else "real",
+        needs_cast=False,
+        rows=rows,
+        distinct=distinct,
+        missing=round(missing, 6),
+        samples=tuple(v for v, _ in samples),
+        min=lo,
+        max=hi,
+        unique=rows > 0 and n_missing == 0 and distinct == rows,
+        low_information=(distinct < 10 and rows < 30) or missing > 0.8 or distinct == 0,
+    )
+
+
 def profile_column(
     conn: apsw.Connection, table: str, name: str, declared: str, rows: int
 ) -> ColumnProfile:
     """Profile one column (see the module docstring)."""
+    fast = _numeric_column(conn, table, name, declared, rows)
+    if fast is not None:
+        return fast
     ref = f"{quote_ident(table)}.{quote_ident(name)}"
     q = f"SELECT {ref}, typeof({ref}), COUNT(*) FROM {quote_ident(table)} GROUP BY 1, 2"
     present: list[tuple[Any, str, int]] = []
@@ -131,17 +182,23 @@ def profile_column(
             n_missing += n
         else:
             present.append((v, t, n))
-    kind, needs_cast = _kind(present)
+    nums = [_number(v) for v, _, _ in present]
+    kind, needs_cast = _kind(present, nums)
     if kind == "date":
         needs_cast = n_missing > 0
     missing = n_missing / rows if rows else 1.0
-    distinct_vals = {(_number(v) if kind in ("integer", "real") else v) for v, _, _ in present}
-    distinct = len(distinct_vals)
-    ranked = sorted(present, key=lambda x: (-x[2], _sort_key(x[0])))
+    numeric = kind in ("integer", "real")
+    vals = nums if numeric else [v for v, _, _ in present]
+    distinct = len(set(vals))
+    # the N_SAMPLES most frequent values: at most len(present) - distinct entries repeat a value
+    k = N_SAMPLES + len(present) - distinct
+    ranked = heapq.nsmallest(
+        k, range(len(present)), key=lambda i: (-present[i][2], _sort_key(present[i][0]))
+    )
     samples: list[Any] = []
     seen: set[Any] = set()
-    for v, _, _ in ranked:
-        val = _number(v) if kind in ("integer", "real") else v
+    for i in ranked:
+        val = vals[i]
         if val in seen:
             continue
         seen.add(val)
@@ -149,8 +206,7 @@ def profile_column(
         if len(samples) == N_SAMPLES:
             break
     lo = hi = None
-    if kind in ("integer", "real"):
-        nums = [_number(v) for v, _, _ in present]
+    if numeric:
         lo, hi = min(nums), max(nums)
     elif kind == "date":
         strs = [v.strip() for v, _, _ in present]
@@ -183,30 +239,57 @@ def _tables(conn: apsw.Connection) -> list[str]:
     return [r[0] for r in conn.execute(q)]
 
 
-def profile_tables(db_path: str | Path, only: Iterable[str] | None = None) -> list[TableProfile]:
-    """Profiles of the lake's tables (all, or those named in ``only``), by table name."""
-    conn = apsw.Connection(
+def _open(db_path: str | Path) -> apsw.Connection:
+    return apsw.Connection(
         f"file:{Path(db_path)}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
     )
+
+
+def profile_tables(
+    db_path: str | Path, only: Iterable[str] | None = None, workers: int = 1
+) -> list[TableProfile]:
+    """Profiles of the lake's tables (all, or those named in ``only``), by table name.
+
+    With ``workers > 1`` columns are profiled on that many threads (one read-only connection
+    each; SQLite's grouping runs without the GIL); the result is the same.
+    """
+    conn = _open(db_path)
+    conns: list[apsw.Connection] = [conn]
+    local = threading.local()
+
+    def column(job: tuple[str, str, str, int]) -> ColumnProfile:
+        c = getattr(local, "conn", None)
+        if c is None:
+            c = local.conn = _open(db_path)
+            conns.append(c)
+        return profile_column(c, *job)
+
     try:
         names = _tables(conn)
         if only is not None:
             wanted = set(only)
             names = [n for n in names if n in wanted]
-        out = []
+        shapes = []
         for t in names:
             (rows,) = conn.execute(f"SELECT COUNT(*) FROM {quote_ident(t)}").fetchone()
             info = conn.execute(f"PRAGMA table_info({quote_ident(t)})").fetchall()
-            cols = tuple(profile_column(conn, t, c[1], c[2], rows) for c in info)
-            out.append(TableProfile(t, rows, cols))
-        return out
+            shapes.append((t, rows, [(t, c[1], c[2], rows) for c in info]))
+        jobs = [job for _, _, js in shapes for job in js]
+        if workers > 1 and len(jobs) > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="synth-profile") as ex:
+                done = iter(list(ex.map(column, jobs)))
+        else:
+            done = iter([profile_column(conn, *job) for job in jobs])
+        return [TableProfile(t, rows, tuple(next(done) for _ in js)) for t, rows, js in shapes]
     finally:
-        conn.close()
+        for c in conns:
+            c.close()
 
 
-def profile_lake(db_path: str | Path) -> LakeProfile:
-    """The lake's :class:`~.types.LakeProfile` (no joins/unions yet: see :mod:`.discover`)."""
-    return LakeProfile(Path(db_path), tuple(profile_tables(db_path)))
+def profile_lake(db_path: str | Path, workers: int = 1) -> LakeProfile:
+    """The lake's :class:`~.types.LakeProfile` (no joins/unions yet: see :mod:`.discover`);
+    ``workers``: see :func:`profile_tables`."""
+    return LakeProfile(Path(db_path), tuple(profile_tables(db_path, workers=workers)))
 
 
 __all__ = [

@@ -3,9 +3,20 @@
 Contract
 - :meth:`Verifier.rows` runs one read statement in clarisql's read-only sandbox
   (:class:`clarisql.envs.database.Session`, the same one episodes use) and returns its rows, or
-  ``None`` on any error, refusal, timeout (``time_budget_s``) or result larger than ``max_rows``.
-  It never raises. :meth:`Verifier.error` returns the database's message for a failing statement
-  (recorded for rejected drafts).
+  ``None`` on any error, refusal, timeout or result larger than ``max_rows``. It never raises.
+  The time budget ``time_budget_s`` is judged on the CPU time of the thread that ran the
+  statement (at most :data:`CPU_SHARE` of it, headroom for agents on busier machines), so a verdict does not depend on how loaded the machine is or how many workers run
+  (the sandbox's wall-clock limit, :data:`WALL_GUARD` times the budget, still stops runaways).
+  :meth:`Verifier.error` returns the database's message for a failing statement (recorded for
+  rejected drafts).
+- Parallel: with ``workers > 1``, :meth:`Verifier.prefetch` starts statements on worker threads
+  (one sandbox session, hence one SQLite connection, per statement; apsw releases the GIL while
+  SQLite runs), and :meth:`Verifier.rows` then returns their results. A statement's result does
+  not depend on which thread ran it or when, so callers that consume results in their own
+  deterministic order produce the same output with any number of workers. With ``workers=1``
+  :meth:`Verifier.prefetch` does nothing and every statement runs in the caller's thread.
+  Several threads may share one verifier (the pipeline runs its layers side by side):
+  :attr:`Verifier.last_error` is per thread.
 - :meth:`Verifier.write_digest` replays an action list in a private writable session and returns
   the final state's key (:meth:`clarisql.envs.state_digest.StateDigest.key`, what the
   environment compares; no image table is hashed), ``None`` if any action fails;
@@ -18,7 +29,10 @@ Contract
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,21 +54,75 @@ def same_answer(
     return execution_match(a, b, ordered=ordered)
 
 
+#: The sandbox's wall-clock limit for a verification statement, in multiples of the budget (the
+#: verdict uses CPU time, see the module docstring; this only stops runaway statements).
+WALL_GUARD = 4.0
+#: The share of the budget a kept statement may use in CPU time: an agent replays gold SQL under
+#: the episode's wall-clock budget, on a machine that may be busier than the one that made the
+#: suite, so a gold query keeps 2x headroom.
+CPU_SHARE = 0.5
+
+
 class Verifier:
     """Runs candidate gold / naive SQL and golden action lists against one database."""
 
-    def __init__(self, db_path: Path, time_budget_s: float = 2.0, max_rows: int = 200):
+    #: SQLite VM steps between two calls of the sandbox's progress handler (episodes: 1,000).
+    #: The handler is Python: while another thread holds the GIL (planning the next drafts, a
+    #: layer's own work) each call waits up to the interpreter's switch interval (5 ms), which
+    #: stalled long statements on worker threads; the watchdog still stops a statement at the
+    #: wall-clock guard, and the budget verdict is the thread's CPU time.
+    PROGRESS_STEPS = 5_000_000
+
+    def __init__(
+        self, db_path: Path, time_budget_s: float = 2.0, max_rows: int = 200, workers: int = 1
+    ):
         self.db_path = Path(db_path)
         self.image = get_image(self.db_path)
         self.time_budget_s = time_budget_s
         self.max_rows = max_rows
-        self._limits = SessionLimits(timeout_s=time_budget_s, max_rows=max_rows + 1)
+        self.workers = max(1, int(workers))
+        self._limits = SessionLimits(
+            timeout_s=time_budget_s * WALL_GUARD,
+            max_rows=max_rows + 1,
+            progress_steps=self.PROGRESS_STEPS,
+        )
         self._write_limits = SessionLimits(timeout_s=time_budget_s)
         # the digest the environment takes for a file suite (DatabaseSpec default)
         self.digest_config = DigestConfig()
         self.executed = 0
-        self._last_error: str | None = None
+        self._local = threading.local()  # last_error, per calling thread
         self._cache: dict[str, tuple[tuple | None, str | None]] = {}
+        self._pending: dict[str, Future] = {}
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def prefetch(self, sqls: Iterable[str]) -> None:
+        """Start the statements not yet cached or running on the worker threads (no-op with
+        ``workers=1``); :meth:`rows` returns their results when asked."""
+        if self.workers < 2:
+            return
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="synth-verify")
+            for sql in sqls:
+                if sql not in self._cache and sql not in self._pending:
+                    self._pending[sql] = self._pool.submit(self._run, sql)
+
+    def discard_pending(self) -> None:
+        """Cancel prefetched statements that have not started (running ones finish and are
+        cached when asked for)."""
+        with self._lock:
+            for sql, fut in list(self._pending.items()):
+                if fut.cancel():
+                    del self._pending[sql]
+
+    def close(self) -> None:
+        """Stop the worker threads (waits for running statements). Idempotent."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._pending.clear()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def rows(self, sql: str) -> list[tuple] | None:
         """The statement's rows, or ``None`` (error, refusal, timeout, > ``max_rows``).
@@ -62,44 +130,47 @@ class Verifier:
         Results are cached per statement (the database is read-only here, so a statement's
         answer cannot change; layers re-run the drafts' gold queries).
         """
-        hit = self._cache.get(sql)
-        if hit is not None:
-            self._last_error = hit[1]
-            return None if hit[0] is None else list(hit[0])
-        out = self._rows(sql)
-        if len(self._cache) >= 20_000:
-            self._cache.clear()
-        self._cache[sql] = (None if out is None else tuple(out), self._last_error)
-        return out
+        with self._lock:
+            hit = self._cache.get(sql)
+            fut = self._pending.pop(sql, None) if hit is None else None
+        if hit is None:
+            hit = fut.result() if fut is not None and not fut.cancelled() else self._run(sql)
+            with self._lock:
+                if len(self._cache) >= 20_000:
+                    self._cache.clear()
+                self._cache[sql] = hit
+        self._local.last_error = hit[1]
+        return None if hit[0] is None else list(hit[0])
 
-    def _rows(self, sql: str) -> list[tuple] | None:
-        self.executed += 1
+    def _run(self, sql: str) -> tuple[tuple | None, str | None]:
+        """``(rows or None, error or None)``; safe to call from any thread."""
+        with self._lock:
+            self.executed += 1
+        over = f"statement too slow for the {self.time_budget_s:g} s time budget"
+        cpu = time.thread_time()
         try:
             with self.image.session(writable=False, limits=self._limits) as s:
                 res = s.execute(sql)
         except Exception as e:  # the sandbox never raises for SQL; this is a last guard
-            self._last_error = f"{type(e).__name__}: {e}"
-            return None
+            return None, f"{type(e).__name__}: {e}"
         if not res.ok:
-            self._last_error = res.error
-            return None
+            return None, over if res.error_kind == "timeout" else res.error
+        if time.thread_time() - cpu > self.time_budget_s * CPU_SHARE:
+            return None, over
         if not res.columns and res.is_write:
-            self._last_error = "the statement returns no rows"
-            return None
+            return None, "the statement returns no rows"
         if res.truncated or len(res.rows) > self.max_rows:
-            self._last_error = f"the answer has more than {self.max_rows} rows"
-            return None
-        self._last_error = None
-        return [tuple(r) for r in res.rows]
+            return None, f"the answer has more than {self.max_rows} rows"
+        return tuple(tuple(r) for r in res.rows), None
 
     def error(self, sql: str) -> str | None:
         """The database's error message for ``sql`` (``None`` when it runs and passes)."""
-        return None if self.rows(sql) is not None else self._last_error
+        return None if self.rows(sql) is not None else self.last_error
 
     @property
     def last_error(self) -> str | None:
-        """The reason the last :meth:`rows` call returned ``None``."""
-        return self._last_error
+        """The reason this thread's last :meth:`rows` call returned ``None``."""
+        return getattr(self._local, "last_error", None)
 
     def write_digest(self, actions: list[str]) -> str | None:
         """Final-state digest after running ``actions`` in a private writable session."""
@@ -108,11 +179,11 @@ class Verifier:
                 for a in actions:
                     res = s.execute(a)
                     if not res.ok:
-                        self._last_error = res.error
+                        self._local.last_error = res.error
                         return None
                 return session_state(s, self.digest_config).key()
         except Exception as e:  # last guard, see rows()
-            self._last_error = f"{type(e).__name__}: {e}"
+            self._local.last_error = f"{type(e).__name__}: {e}"
             return None
 
     def base_digest(self) -> str:

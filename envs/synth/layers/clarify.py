@@ -366,7 +366,9 @@ class _ClarifyGen:
             return None  # a family's literal reading must name a table that exists
         gold = build(base_g, g_scope, ent[1] if ent else None)
         naive = build(base_n, n_scope, ent[2] if ent else None)
-        ga, na = self.rows(gold.sql()), self.rows(naive.sql())
+        g_sql, n_sql = gold.sql(), naive.sql()
+        self.v.prefetch([g_sql, n_sql])  # both at once on the verifier's worker threads
+        ga, na = self.rows(g_sql), self.rows(n_sql)
         if ga is None or na is None or is_trivial(ga) or same_answer(ga, na):
             return None
         parts = [p for p, on in (("scope", sc is not None), ("name", ent is not None)) if on]
@@ -376,24 +378,23 @@ class _ClarifyGen:
         ):
             return None
         # clarifying is necessary: every unclear part keeps >= 2 readings with different answers
-        checks: dict[str, int] = {}
+        e1 = ent[1] if ent else None
+        readings: dict[str, list[str]] = {}
         if intent:  # the gold and the literal reading first: their answers are cached
             order = [cands[gi], cands[ni], *(c for i, c in enumerate(cands) if i not in (gi, ni))]
-            checks["intent"] = distinct_answers(
-                (self.rows(build(c, g_scope, ent[1] if ent else None).sql()) for c in order),
-                STOP,
-            )
+            readings["intent"] = [build(c, g_scope, e1).sql() for c in order]
         if sc is not None and sp is not None:
             pool = sc.values if scope_kind != "Error" else self.error_pool(sp[2], sc.values)
             first = [sp[0], *([sp[1]] if sp[1] in pool and sp[1] != sp[0] else [])]
             pool = [*first, *[x for x in pool if x not in first]][:MAX_CANDIDATES]
-            checks["scope"] = distinct_answers(
-                (self.rows(build(base_g, x, ent[1] if ent else None).sql()) for x in pool), STOP
-            )
+            readings["scope"] = [build(base_g, x, e1).sql() for x in pool]
         if ent is not None:
-            checks["name"] = distinct_answers(
-                (self.rows(build(base_g, g_scope, x).sql()) for x in ent[3]), STOP
-            )
+            readings["name"] = [build(base_g, g_scope, x).sql() for x in ent[3]]
+        # the first STOP readings of each part run at once; further ones only when needed
+        self.v.prefetch(q for qs in readings.values() for q in qs[:STOP])
+        checks = {
+            k: distinct_answers((self.rows(q) for q in qs), STOP) for k, qs in readings.items()
+        }
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
