@@ -133,6 +133,8 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         #: when the thread wakes next at the latest (it re-reads the heap then)
         self._wake_at = float("inf")
+        #: set (under the lock) while the thread takes a due token and interrupts its connection
+        self._firing = False
 
     def watch(self, conn: Any, deadline: float) -> int:
         """Interrupt ``conn`` at ``deadline`` (``time.monotonic()``) unless cancelled first."""
@@ -156,9 +158,16 @@ class Watchdog:
         return token
 
     def cancel(self, token: int) -> None:
-        """Forget ``token``; afterwards no interrupt for it will be issued."""
-        with self._lock:
-            self._live.pop(token, None)
+        """Forget ``token``; afterwards no interrupt for it will be issued.
+
+        Lock-free unless the thread is firing: ``dict.pop`` is atomic, so either this call or
+        the thread takes the token; the thread sets ``_firing`` before taking one and clears it
+        after the interrupt, so a cancel that lost the token waits on the lock until then.
+        """
+        self._live.pop(token, None)
+        if self._firing:
+            with self._lock:
+                pass
 
     def _run(self) -> None:
         try:
@@ -187,13 +196,17 @@ class Watchdog:
                     self._cv.wait(deadline - now)
                     continue
                 heapq.heappop(self._heap)
-                conn = self._live.pop(token, None)
-                if conn is not None:
-                    # under the lock: cancel() cannot return while this interrupt is issued
-                    try:
-                        conn.interrupt()
-                    except Exception:  # a closed connection: nothing to stop
-                        pass
+                self._firing = True  # before taking the token: see cancel()
+                try:
+                    conn = self._live.pop(token, None)
+                    if conn is not None:
+                        # under the lock: cancel() cannot return while this is issued
+                        try:
+                            conn.interrupt()
+                        except Exception:  # a closed connection: nothing to stop
+                            pass
+                finally:
+                    self._firing = False
 
 
 WATCHDOG = Watchdog()

@@ -75,18 +75,23 @@ def chunk_similarity(
     return float(np.max(emb.embed(texts) @ emb.embed(qs).T))
 
 
+_INF = float("inf")
+
+
 class SuqlRuntime:
     """Session extension (see the module docstring)."""
+
+    # defaults shared by all runtimes until a statement sets them (one is made per session)
+    _plan: Plan | None = None
+    _embed_cut = False
 
     def __init__(self, session: Session, config: SuqlConfig) -> None:
         self.session = session
         self.config = config
         self.statements: list[StatementStats] = []
         self.current = StatementStats()
-        self._deadline = float("inf")
-        self._plan: Plan | None = None
+        self._deadline = _INF
         self._queries: dict[str, list[str]] = {}
-        self._embed_cut = False
         self._conn = session.connection
         self._slot = _bind(self._conn, self)
 
@@ -195,10 +200,10 @@ class SuqlRuntime:
         self.current.ok = res.ok
         if self.current.evaluations or self.current.rewritten:
             self.statements.append(self.current)
-        self._deadline = float("inf")
+        self._deadline = _INF
 
     def close(self) -> None:
-        self._deadline = float("-inf")
+        self._deadline = -_INF
         if self._slot[0] is self:
             self._slot[0] = None
 
