@@ -893,7 +893,10 @@ def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> 
         chunk = list(itertools.islice(it, want))
         if not chunk:
             return rows, False
-        size = sum(len(v) if v.__class__ in _SIZED else 8 for r in chunk for v in r)
+        size = 0
+        for r in chunk:  # (a plain loop: a generator fed to sum() costs more per row)
+            for v in r:
+                size += len(v) if v.__class__ in _SIZED else 8
         if nbytes + size <= max_bytes:
             rows += chunk
             nbytes += size
