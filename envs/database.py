@@ -477,6 +477,9 @@ class Session:
         self._stop_reason: str | None = None
         self._stmt_writes = False
         self._sql = ""
+        self._first_stmt = True
+        #: the exec tracer, bound once (binding a method per statement costs an allocation)
+        self._tracer = self._trace
         ensure_soft_heap_limit()
         try:
             apply_connection_limits(
@@ -653,6 +656,25 @@ class Session:
             return True
         return False
 
+    def _trace(self, cursor: apsw.Cursor, stmt: str, bindings: Any) -> bool:
+        """Exec tracer: let only the action's one statement run (trailing comments allowed)."""
+        if self._first_stmt:
+            self._first_stmt = False
+            sql = self._sql
+            tail = sql[len(stmt) :] if sql.startswith(stmt) else ""
+            if not _only_comments(tail):
+                self._refusal = _Refusal(
+                    "only one SQL statement per execute action (found several)", "multiple"
+                )
+                return False
+            return True
+        if _only_comments(stmt):
+            return True
+        self._refusal = _Refusal(
+            "only one SQL statement per execute action (found several)", "multiple"
+        )
+        return False
+
     # --- execution ---------------------------------------------------------------------------
     def execute(self, sql: Any) -> ExecResult:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
@@ -728,29 +750,12 @@ class Session:
 
         conn = self.connection
         self._refusal = None
-        self._pending_dirty = set()
+        if self._pending_dirty:
+            self._pending_dirty = set()
         self._sql = sql
-        state = {"first": True}
-
-        def tracer(cursor: apsw.Cursor, stmt: str, bindings: Any) -> bool:
-            if state["first"]:
-                state["first"] = False
-                tail = sql[len(stmt) :] if sql.startswith(stmt) else ""
-                if not _only_comments(tail):
-                    self._refusal = _Refusal(
-                        "only one SQL statement per execute action (found several)", "multiple"
-                    )
-                    return False
-                return True
-            if _only_comments(stmt):
-                return True
-            self._refusal = _Refusal(
-                "only one SQL statement per execute action (found several)", "multiple"
-            )
-            return False
-
+        self._first_stmt = True
         cur = conn.cursor()
-        cur.exec_trace = tracer
+        cur.exec_trace = self._tracer
         lim = self.limits
         rows: list[tuple[Any, ...]] = []
         truncated = False
@@ -888,7 +893,10 @@ def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> 
         chunk = list(itertools.islice(it, want))
         if not chunk:
             return rows, False
-        size = sum(len(v) if v.__class__ in _SIZED else 8 for r in chunk for v in r)
+        size = 0
+        for r in chunk:  # (a plain loop: a generator fed to sum() costs more per row)
+            for v in r:
+                size += len(v) if v.__class__ in _SIZED else 8
         if nbytes + size <= max_bytes:
             rows += chunk
             nbytes += size

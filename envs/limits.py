@@ -63,14 +63,54 @@ def apply_connection_limits(
             _APPLIED[conn] = key
 
 
-#: connection -> the page-count limits last set on it (weak: closed connections drop out)
-_APPLIED: weakref.WeakKeyDictionary[Any, tuple[int, int]] = weakref.WeakKeyDictionary()
+class ConnectionMap:
+    """A map keyed by connection that does not keep its connections alive.
+
+    ``weakref.WeakKeyDictionary`` does the same, but its lookups run in Python and make a
+    weak reference each (~1 µs, paid per session); this one is a plain dict by ``id()`` whose
+    entries a weak-reference callback removes when the connection is freed (before its id can
+    be reused).
+    """
+
+    def __init__(self) -> None:
+        self._d: dict[int, tuple[weakref.ref[Any], Any]] = {}
+
+    def get(self, conn: Any, default: Any = None) -> Any:
+        entry = self._d.get(id(conn))
+        return default if entry is None or entry[0]() is not conn else entry[1]
+
+    def __setitem__(self, conn: Any, value: Any) -> None:
+        key, d = id(conn), self._d
+        entry = d.get(key)
+        if entry is not None and entry[0]() is conn:
+            d[key] = (entry[0], value)
+            return
+
+        def forget(ref: weakref.ref[Any], key: int = key) -> None:
+            if d.get(key, (None,))[0] is ref:
+                del d[key]
+
+        d[key] = (weakref.ref(conn, forget), value)
+
+
+#: connection -> the page-count limits last set on it (closed connections drop out)
+_APPLIED = ConnectionMap()
 
 
 def ensure_soft_heap_limit(limit: int = SOFT_HEAP_LIMIT) -> None:
-    """Set SQLite's soft heap limit unless something already set one."""
+    """Set SQLite's soft heap limit unless something already set one.
+
+    Cheap to call per session: once a limit is seen in place it is only re-read when another
+    caller asks for a different one."""
+    global _HEAP_LIMIT_SEEN
+    if _HEAP_LIMIT_SEEN == limit:
+        return
     if apsw.soft_heap_limit(-1) == 0:
         apsw.soft_heap_limit(int(limit))
+    _HEAP_LIMIT_SEEN = limit
+
+
+_HEAP_LIMIT_SEEN: int | None = None
 
 
 def trim_heap() -> None:
@@ -93,6 +133,8 @@ class Watchdog:
         self._thread: threading.Thread | None = None
         #: when the thread wakes next at the latest (it re-reads the heap then)
         self._wake_at = float("inf")
+        #: set (under the lock) while the thread takes a due token and interrupts its connection
+        self._firing = False
 
     def watch(self, conn: Any, deadline: float) -> int:
         """Interrupt ``conn`` at ``deadline`` (``time.monotonic()``) unless cancelled first."""
@@ -100,7 +142,7 @@ class Watchdog:
             token = next(self._ids)
             self._live[token] = conn
             heapq.heappush(self._heap, (deadline, token))
-            if self._thread is None or not self._thread.is_alive():
+            if self._thread is None:  # (the thread clears it, under the lock, when it exits)
                 self._thread = threading.Thread(
                     target=self._run, name="clarisql-sql-watchdog", daemon=True
                 )
@@ -116,11 +158,26 @@ class Watchdog:
         return token
 
     def cancel(self, token: int) -> None:
-        """Forget ``token``; afterwards no interrupt for it will be issued."""
-        with self._lock:
-            self._live.pop(token, None)
+        """Forget ``token``; afterwards no interrupt for it will be issued.
+
+        Lock-free unless the thread is firing: ``dict.pop`` is atomic, so either this call or
+        the thread takes the token; the thread sets ``_firing`` before taking one and clears it
+        after the interrupt, so a cancel that lost the token waits on the lock until then.
+        """
+        self._live.pop(token, None)
+        if self._firing:
+            with self._lock:
+                pass
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        finally:  # (only an unexpected error leaves the thread registered here)
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+
+    def _loop(self) -> None:
         while True:
             with self._cv:
                 while self._heap and self._heap[0][1] not in self._live:
@@ -129,7 +186,7 @@ class Watchdog:
                     self._wake_at = time.monotonic() + 30.0
                     self._cv.wait(30.0)
                     if not self._heap:
-                        self._thread = None
+                        self._thread = None  # under the lock: the next watch() starts one
                         return
                     continue
                 deadline, token = self._heap[0]
@@ -139,18 +196,23 @@ class Watchdog:
                     self._cv.wait(deadline - now)
                     continue
                 heapq.heappop(self._heap)
-                conn = self._live.pop(token, None)
-                if conn is not None:
-                    # under the lock: cancel() cannot return while this interrupt is issued
-                    try:
-                        conn.interrupt()
-                    except Exception:  # a closed connection: nothing to stop
-                        pass
+                self._firing = True  # before taking the token: see cancel()
+                try:
+                    conn = self._live.pop(token, None)
+                    if conn is not None:
+                        # under the lock: cancel() cannot return while this is issued
+                        try:
+                            conn.interrupt()
+                        except Exception:  # a closed connection: nothing to stop
+                            pass
+                finally:
+                    self._firing = False
 
 
 WATCHDOG = Watchdog()
 
 __all__ = [
+    "ConnectionMap",
     "SOFT_HEAP_LIMIT",
     "WATCHDOG",
     "Watchdog",

@@ -46,3 +46,35 @@ def test_later_deadlines_do_not_delay_an_earlier_one() -> None:
         dog.cancel(t)
     time.sleep(0.05)
     assert [c.execute("SELECT 2").fetchall() for c in conns[1:]] == [[(2,)], [(2,)]]
+
+
+class _Probe:
+    """Stands in for a connection: records when each interrupt started and ended."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[float, float]] = []
+
+    def interrupt(self) -> None:
+        t0 = time.perf_counter()
+        time.sleep(0.0005)  # widen the window in which a racing cancel() must wait
+        self.calls.append((t0, time.perf_counter()))
+
+
+def test_no_interrupt_is_issued_after_cancel_returns() -> None:
+    # cancel() is lock-free unless the thread is firing: it must still never return while an
+    # interrupt for its token is in progress, nor let one start later (deadlines due at once,
+    # cancelled after 0 to 0.6 ms, so some cancels race the thread and some come after it fired)
+    dog = Watchdog()
+    seen: list[tuple[_Probe, float]] = []
+    for i in range(300):
+        probe = _Probe()
+        token = dog.watch(probe, time.monotonic())
+        end = time.perf_counter() + (i % 7) * 1e-4
+        while time.perf_counter() < end:
+            pass
+        dog.cancel(token)
+        seen.append((probe, time.perf_counter()))
+    time.sleep(0.05)  # an interrupt wrongly left pending would be issued by now
+    for probe, returned in seen:
+        assert len(probe.calls) <= 1
+        assert all(stop <= returned for _, stop in probe.calls)

@@ -108,6 +108,9 @@ def _from_env() -> SuqlConfig:
 
 def get_config() -> SuqlConfig:
     global _CONFIG
+    cfg = _CONFIG  # read once per session: no lock once set (a read of a global is atomic)
+    if cfg is not None:
+        return cfg
     with _LOCK:
         if _CONFIG is None:
             _CONFIG = _from_env()

@@ -21,13 +21,13 @@ calls, never a result or the statement.
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clarisql.envs.limits import ConnectionMap
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.backends import BackendError, as_texts
 from clarisql.envs.suql.compiler import Plan, compile_sql, may_rewrite
@@ -75,20 +75,25 @@ def chunk_similarity(
     return float(np.max(emb.embed(texts) @ emb.embed(qs).T))
 
 
+_INF = float("inf")
+
+
 class SuqlRuntime:
     """Session extension (see the module docstring)."""
+
+    # defaults shared by all runtimes until a statement sets them (one is made per session)
+    _plan: Plan | None = None
+    _embed_cut = False
 
     def __init__(self, session: Session, config: SuqlConfig) -> None:
         self.session = session
         self.config = config
         self.statements: list[StatementStats] = []
         self.current = StatementStats()
-        self._deadline = float("inf")
-        self._plan: Plan | None = None
+        self._deadline = _INF
         self._queries: dict[str, list[str]] = {}
-        self._embed_cut = False
         self._conn = session.connection
-        _bind(self._conn, self)
+        self._slot = _bind(self._conn, self)
 
     # --- SQL functions ------------------------------------------------------------------------
     def _call(self, kind: str, value: Any, question: str) -> str | None:
@@ -142,7 +147,9 @@ class SuqlRuntime:
         if cur.evaluations or cur.rewritten or cur.steps or not cur.ok:
             self.current = StatementStats()  # the last one may be kept in self.statements
         self._deadline = time.monotonic() + self.session.limits.timeout_s
-        self._queries, self._embed_cut = {}, False
+        if self._queries:
+            self._queries = {}
+        self._embed_cut = False
         if not self.config.optimize or not may_rewrite(sql):
             self._plan = None
             return sql
@@ -193,13 +200,12 @@ class SuqlRuntime:
         self.current.ok = res.ok
         if self.current.evaluations or self.current.rewritten:
             self.statements.append(self.current)
-        self._deadline = float("inf")
+        self._deadline = _INF
 
     def close(self) -> None:
-        self._deadline = float("-inf")
-        slot = _SLOTS.get(self._conn)
-        if slot is not None and slot[0] is self:
-            slot[0] = None
+        self._deadline = -_INF
+        if self._slot[0] is self:
+            self._slot[0] = None
 
     # --- reporting -------------------------------------------------------------------------------
     def episode_stats(self) -> dict[str, Any]:
@@ -219,11 +225,11 @@ class SuqlRuntime:
 
 
 #: connection -> [the runtime its SQL functions call now] (weak: closed connections drop out)
-_SLOTS: weakref.WeakKeyDictionary[Any, list[SuqlRuntime | None]] = weakref.WeakKeyDictionary()
+_SLOTS = ConnectionMap()
 
 
-def _bind(conn: Any, runtime: SuqlRuntime) -> None:
-    """Point ``conn``'s ANSWER/SUMMARY/suql_similarity at ``runtime``.
+def _bind(conn: Any, runtime: SuqlRuntime) -> list[SuqlRuntime | None]:
+    """Point ``conn``'s ANSWER/SUMMARY/suql_similarity at ``runtime``; returns the slot.
 
     A pooled connection serves many sessions: the functions are registered on it once and call
     whichever runtime is bound now (registering three functions per session cost ~2 µs, a
@@ -249,6 +255,7 @@ def _bind(conn: Any, runtime: SuqlRuntime) -> None:
         conn.create_scalar_function("summary", summary, 1, deterministic=True)
         conn.create_scalar_function("suql_similarity", similarity, 2, deterministic=True)
     slot[0] = runtime
+    return slot
 
 
 __all__ = ["StatementStats", "SuqlRuntime"]
