@@ -355,16 +355,15 @@ def _run_layer(
     return got
 
 
-def _assemble(
+def _run_layers(
     config: SynthConfig,
     lake: LakeProfile,
     v: Verifier,
     drafts: list[Draft],
     wanted: dict[str, int],
     timings: dict[str, float],
-    more: Callable[[int], list[Draft]],
-) -> tuple[list[Task], dict[str, int], dict[str, str]]:
-    db = db_name = Path(lake.db_path).name
+) -> tuple[dict[str, list[Task]], dict[str, str]]:
+    """The clarify, unanswerable and write layers' tasks, and their shortfalls."""
     layers = _layers()
     shortfalls: dict[str, str] = {}
     by_layer: dict[str, list[Task]] = {}
@@ -390,6 +389,20 @@ def _assemble(
         by_layer[name] = got
         if len(got) < n:
             shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
+    return by_layer, shortfalls
+
+
+def _assemble(
+    config: SynthConfig,
+    lake: LakeProfile,
+    v: Verifier,
+    drafts: list[Draft],
+    wanted: dict[str, int],
+    timings: dict[str, float],
+    more: Callable[[int], list[Draft]],
+) -> tuple[list[Task], dict[str, int], dict[str, str]]:
+    db = db_name = Path(lake.db_path).name
+    by_layer, shortfalls = _run_layers(config, lake, v, drafts, wanted, timings)
     # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
     free = freetext_tasks(
         lake,
