@@ -37,15 +37,7 @@ from typing import Any
 from clarisql.rollouts.runner import RunConfig, run_eval
 from clarisql.rollouts.store import read_trajectories
 from clarisql.rollouts.web import build_report
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from clarisql.rollouts.web.browser import CHROMIUM_ARGS, chromium_path
 
 
 def synthesize(lines: list[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
@@ -137,7 +129,7 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=10_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--runs", nargs="*", default=None, help="source run folders (default: run)")
-    ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    ap.add_argument("--chromium", default=chromium_path() or "/usr/bin/chromium")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 

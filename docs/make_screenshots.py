@@ -15,15 +15,8 @@ import tempfile
 from pathlib import Path
 
 from clarisql.rollouts.web import build_report
+from clarisql.rollouts.web.browser import CHROMIUM_ARGS, chromium_path
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 DOCS = Path(__file__).parent
 
 
@@ -42,9 +35,9 @@ def main(runs: list[str]) -> int:
     try:
         html = tmp / "report.html"
         build_report(runs, html)
-        exe = shutil.which("chromium") or "/usr/bin/chromium"
+        exe = chromium_path() or "/usr/bin/chromium"
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=exe, headless=True, args=ARGS)
+            browser = p.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_ARGS)
             for scheme in ("light", "dark"):
                 page = browser.new_page(
                     viewport={"width": 1280, "height": 860}, color_scheme=scheme

@@ -1,39 +1,19 @@
 """Headless Chromium for the web-page tests (Debian's package, driven by Playwright).
 
 :func:`chromium_page` yields a Playwright page, or skips the test with the reason when
-Playwright or a Chromium binary is missing. The binary is ``$CLARISQL_CHROMIUM``, else the first
-of ``chromium`` / ``chromium-browser`` / ``google-chrome`` on ``PATH``.
+Playwright or a Chromium binary is missing (the binary:
+:func:`clarisql.rollouts.web.browser.chromium_path`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def chromium_path() -> str | None:
-    env = os.environ.get("CLARISQL_CHROMIUM")
-    if env:
-        return env if os.path.exists(env) else None
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+from clarisql.rollouts.web.browser import CHROMIUM_ARGS, chromium_path
 
 
 @contextmanager
