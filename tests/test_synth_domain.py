@@ -169,6 +169,16 @@ def test_trivial_gold_and_failed_check_are_rejected(run: DomainRun) -> None:
     assert not check_draft(run, d, _tidy)
 
 
+def test_gold_written_in_the_question_is_rejected(run: DomainRun) -> None:
+    """SELECT 'X' must not pass: an answer readable off the utterance is no task."""
+    sql = "SELECT item FROM sales_north WHERE id = 1"
+    (item,) = run.rows(sql)[0]
+    echo = DomainDraft("t", "well-specified", f"Which item is {item}?", [], sql, sql)
+    assert not check_draft(run, echo, _tidy)
+    fine = DomainDraft("t", "well-specified", "Which item was sold first in north?", [], sql, sql)
+    assert check_draft(run, fine, _tidy)
+
+
 def test_unanswerable_attribute_checked_on_schema(run: DomainRun) -> None:
     naive = "SELECT item FROM sales_north LIMIT 1"
 

@@ -23,7 +23,6 @@ Contract
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from clarisql.envs.synth.templates import (
     show,
 )
 from clarisql.envs.synth.types import DIFFICULTIES, QTYPES, ColumnProfile, Draft, LakeProfile
-from clarisql.envs.synth.verify import Verifier, is_trivial
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
 
 Maker = Callable[[], "Draft | Candidate | None"]
 
@@ -201,19 +200,6 @@ class DraftContext:
             slots={k: v for k, v in c.slots.items() if v is not None},
             meta={"review_count": 0, "tokens": 0, "rejected": []},
         )
-
-
-def echoes_question(rows: list[tuple], question: str) -> bool:
-    """Every value of the answer is written in the question (``the title of the film whose
-    title is 'X'`` over a 1:1 copy of the table): ``SELECT 'X'`` would pass without a query."""
-    text = question.casefold()
-    for v in (v for r in rows for v in r):
-        if v is None or isinstance(v, bytes):
-            return False
-        word = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
-        if not re.search(r"(?<!\w)" + re.escape(word.casefold()) + r"(?!\w)", text):
-            return False
-    return True
 
 
 # --- driver -------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ from clarisql.envs.database import SessionLimits
 from clarisql.envs.state_digest import session_state
 from clarisql.envs.synth.layers.common import misspell_word
 from clarisql.envs.synth.layers.unanswerable import words
-from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
 from clarisql.envs.tasks import UNANSWERABLE_KINDS, Task, Underspec, save_tasks
 
 K_SURFACE, K_RELATED, K_UNRELATED, K_NONSQL, K_OOD = UNANSWERABLE_KINDS[:5]
@@ -231,7 +231,7 @@ def _check_read(run: DomainRun, d: DomainDraft) -> bool:
     if d.unanswerable_kind is not None:
         return not is_trivial(naive) and _unanswerable_on_schema(run, d)
     gold = run.rows(d.gold_sql or "")
-    if is_trivial(gold):
+    if is_trivial(gold) or echoes_question(gold, d.utterance):
         return False
     return not (d.underspecs and same_answer(gold, naive))
 

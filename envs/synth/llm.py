@@ -40,7 +40,7 @@ from sqlglot import exp
 
 from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.types import DIFFICULTIES, Draft, LakeProfile, TableProfile
-from clarisql.envs.synth.verify import Verifier, is_trivial
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
 
 DIFFICULTY_RULES = {
     "simple": "a simple query: filters (WHERE) on one or two columns, no aggregation",
@@ -239,6 +239,9 @@ class LLMClient:
                 continue
             question, k = self.chat(WRITER, f"SQL: {sql}\nFirst rows: {rows[:5]!r}")
             tokens += k
+            if echoes_question(rows, question):
+                rejected.append("the answer is written in the question")
+                continue
             verdict, k = self.chat(
                 REVIEWER, f"Question: {question}\nSQL: {sql}\nFirst rows: {rows[:5]!r}"
             )

@@ -29,6 +29,7 @@ Contract
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -52,6 +53,21 @@ def same_answer(
 ) -> bool:
     """Whether the environment's Pass@1 comparison takes ``a`` and ``b`` as the same answer."""
     return execution_match(a, b, ordered=ordered)
+
+
+def echoes_question(rows: list[tuple], question: str) -> bool:
+    """Every value of the answer is written in the question (``the title of the film whose
+    title is 'X'`` over a 1:1 copy of the table): ``SELECT 'X'`` would pass without a query.
+    Every layer that keeps an answerable read with its question checks this beside
+    :func:`is_trivial`."""
+    text = question.casefold()
+    for v in (v for r in rows for v in r):
+        if v is None or isinstance(v, bytes):
+            return False
+        word = str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+        if not re.search(r"(?<!\w)" + re.escape(word.casefold()) + r"(?!\w)", text):
+            return False
+    return True
 
 
 #: The sandbox's wall-clock limit for a verification statement, in multiples of the budget (the

@@ -39,7 +39,7 @@ from clarisql.envs.synth.layers.common import (
 )
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft
-from clarisql.envs.synth.verify import is_trivial, same_answer
+from clarisql.envs.synth.verify import echoes_question, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Underspec
 
 #: Neighbouring values (by sort order) fetched on each side of a name, to find close ones.
@@ -86,6 +86,8 @@ class DraftedClarify:
         gold_rows = self.gen.rows(d.sql)
         naive_rows = self.gen.rows(naive)
         if gold_rows is None or is_trivial(gold_rows) or naive_rows is None:
+            return None
+        if echoes_question(gold_rows, question):
             return None
         if same_answer(gold_rows, naive_rows, ordered=d.ordered):
             return None

@@ -53,7 +53,7 @@ from clarisql.envs.synth.layers.common import (
     tidy,
 )
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile
-from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
 
 MAX_TEXTS = 5000
@@ -156,7 +156,7 @@ class _Maker:
 
     def _made(self, fc: _Col, text: str, gold: str, naive: str, kind: str, **meta: Any) -> Any:
         rows = self.v.rows(gold)
-        if rows is None or is_trivial(rows):
+        if rows is None or is_trivial(rows) or echoes_question(rows, text):
             return None
         alt = self.v.rows(naive)
         if alt is None or same_answer(rows, alt):
