@@ -54,8 +54,14 @@ from clarisql.envs.limits import (
     WATCHDOG,
     apply_connection_limits,
     ensure_soft_heap_limit,
+    slice_guard,
     trim_heap,
 )
+
+_INF = float("inf")
+#: what a writable session may run inline (:meth:`Session.execute_inline`): statements that
+#: cannot change the database (an interrupted read changed nothing, so it can be run again)
+_INLINE_WORDS = frozenset({"SELECT", "VALUES", "EXPLAIN", "PRAGMA"})
 
 # Pragmas an agent may read (no argument) or call with a table/index name argument.
 _INTROSPECTION_PRAGMAS = frozenset(
@@ -184,7 +190,7 @@ class ExecResult:
     changes: int = 0
     error: str | None = None
     error_kind: str | None = (
-        None  # refused | syntax | runtime | timeout | empty | encoding | too-many
+        None  # refused | syntax | runtime | timeout | empty | encoding | too-many | deferred
     )
     elapsed_s: float = 0.0  # the whole call, sandbox checks included
     sqlite_s: float = 0.0  # time inside SQLite: preparing, stepping and fetching the statement
@@ -473,6 +479,8 @@ class Session:
         #: when set (``time.monotonic()``), :meth:`trusted` reads stop there (InterruptError)
         self.trusted_deadline: float | None = None
         self._deadline = 0.0
+        #: the end of an inline statement's time slice (:meth:`execute_inline`); else inf
+        self._slice_end = _INF
         self._mem0 = 0
         self._stop_reason: str | None = None
         self._stmt_writes = False
@@ -647,8 +655,12 @@ class Session:
         return name
 
     def _progress(self) -> bool:
+        now = time.monotonic()
+        if now > self._slice_end:
+            self._stop_reason = "slice"
+            return True
         reserve = self.limits.write_reserve * self.limits.timeout_s if self._stmt_writes else 0.0
-        if time.monotonic() > self._deadline - reserve:
+        if now > self._deadline - reserve:
             self._stop_reason = "timeout"
             return True
         if apsw.memory_used() - self._mem0 > self.limits.max_statement_memory_bytes:
@@ -692,6 +704,44 @@ class Session:
         res.elapsed_s = time.perf_counter() - t0
         res.sqlite_s = self._sqlite_s
         return res
+
+    @property
+    def running_inline(self) -> bool:
+        """Whether a statement runs inline now (:meth:`execute_inline`): a callback that would
+        block (a model call) raises ``apsw.InterruptError`` instead, and the statement is run
+        again off the caller's thread."""
+        return self._slice_end != _INF
+
+    def execute_inline(self, sql: Any, slice_s: float) -> ExecResult | None:
+        """:meth:`execute` within a time slice, for a caller that must not block for long.
+
+        Runs only a statement that cannot change the database (any statement of a read-only
+        session; ``SELECT``/``VALUES``/``EXPLAIN``/``PRAGMA`` in a writable one) and that the
+        statement extensions allow (``inline_ok(sql)``: SUQL declines statements that call a
+        model). When it is not done ``slice_s`` seconds after it started it is stopped, by
+        the progress handler or, inside one long SQLite operation, by this thread's
+        :class:`~clarisql.envs.limits.SliceGuard` (a few ms later), and ``None`` comes back;
+        a stopped read changed nothing, so the caller runs it again with :meth:`execute` and
+        the whole budget. A model call met inside the statement (a view that calls ANSWER)
+        also stops it. ``None`` too, at once, for a statement this does not run. Otherwise
+        the result is the one :meth:`execute` gives.
+        """
+        if isinstance(sql, str):
+            if self.writable and _first_word(sql) not in _INLINE_WORDS:
+                return None
+            for ext in self._stmt_exts:
+                ok = getattr(ext, "inline_ok", None)
+                if ok is not None and not ok(sql):
+                    return None
+        guard = slice_guard()
+        self._slice_end = end = time.monotonic() + slice_s
+        guard.arm(self.connection, end)
+        try:
+            res = self.execute(sql)
+        finally:
+            guard.disarm()
+            self._slice_end = _INF
+        return None if res.error_kind == "deferred" else res
 
     def _execute(self, sql: Any) -> ExecResult:
         if isinstance(sql, (bytes, bytearray)):
@@ -768,7 +818,8 @@ class Session:
         # the grace never exceeds 4 % of the budget: the step, bookkeeping included, must end
         # within budget + 10 % also for short budgets
         grace = min(lim.watchdog_grace_s, 0.04 * lim.timeout_s)
-        token = WATCHDOG.watch(conn, self._deadline + grace)
+        # (an inline statement is stopped by its slice guard long before this deadline)
+        token = WATCHDOG.watch(conn, self._deadline + grace) if self._slice_end == _INF else -1
         t_sql = time.perf_counter()
         try:
             it = cur.execute(sql, can_cache=False)
@@ -781,6 +832,11 @@ class Session:
             ref = self._refusal or _Refusal("statement refused")
             return ExecResult(False, sql, error=str(ref), error_kind=ref.kind)
         except apsw.InterruptError:
+            if self._slice_end != _INF and self._stop_reason != "memory":
+                # an inline statement's slice ran out (or it met a model call): run it again
+                return ExecResult(
+                    False, sql, error="stopped at its time slice", error_kind="deferred"
+                )
             if self._stop_reason == "memory":
                 return ExecResult(
                     False,
@@ -824,7 +880,8 @@ class Session:
         except (OverflowError, MemoryError, ValueError) as e:
             return ExecResult(False, sql, error=f"{type(e).__name__}: {e}", error_kind="runtime")
         finally:
-            WATCHDOG.cancel(token)
+            if token >= 0:
+                WATCHDOG.cancel(token)
             self._sqlite_s = time.perf_counter() - t_sql
             self._deadline = 0.0
             if self._pending_dirty or self.schema_changed:

@@ -291,15 +291,49 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 else {"schema": "", "dialogue": "", "last": msg, "turn": 0}
             )
             return obs, 0.0, True, False, {"reward_components": {}, "error": msg}
+        return self._guarded_step(action, None)
+
+    def step_inline(self, action: Any, slice_s: float):
+        """``step(action)`` if it finishes within ``slice_s`` seconds of SQL, else ``None``.
+
+        For a caller that may not block for long (an event loop serving many sessions): the
+        step is taken here only when it calls no model and scores nothing (an ``execute`` of
+        one read statement, or an invalid action, on a turn that cannot end the episode; a
+        step after the end). Its statement runs under a time slice (see
+        :meth:`Session.execute_inline`); when the slice runs out, or the step is of another
+        kind, ``None`` comes back with nothing changed: the episode, the dialogue and the
+        database are as before, and the caller takes the step with :meth:`step` (elsewhere, on
+        a thread). A step taken here returns exactly what :meth:`step` would.
+        """
+        if self._done or self._session is None or self.record is None:
+            return self.step(action)
+        if self._turn + 1 >= self.max_turns:  # the step ends the episode: scoring runs SQL
+            return None
         try:
-            return self._step(action)
+            act = parse_action(action)
+        except (NoActionFound, ActionError):
+            if self.plain_text == "message" and isinstance(action, str):
+                return None  # (it may become a clarification: the simulator may call a model)
+            return self.step(action)  # an invalid action: no SQL, no model
+        if act.type != "execute":
+            return None
+        res = self._session.execute_inline(act.sql, slice_s)
+        if res is None:
+            return None
+        return self._guarded_step(action, (act, res))
+
+    def _guarded_step(self, action: Any, done: tuple[Action, ExecResult] | None):
+        try:
+            return self._step(action, done)
         except Exception as e:  # last resort: step() must never raise (see module docstring)
             msg = f"internal error while handling the action: {type(e).__name__}: {e}"
             self._done = True
             info = {"reward_components": {}, "error": msg, "traceback": traceback.format_exc()}
             return self._obs(msg), 0.0, True, False, info
 
-    def _step(self, raw: Any):
+    def _step(self, raw: Any, done: tuple[Action, ExecResult] | None = None):
+        """One step; ``done``: the action already parsed and its statement already run
+        (:meth:`step_inline`)."""
         assert self.task is not None and self.record is not None and self._session is not None
         self._turn += 1
         error: str | None = None
@@ -308,7 +342,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         sim_info: dict[str, Any] = {}
         turn = TurnRecord(kind="invalid", valid=False)
         try:
-            act = parse_action(raw)
+            act = done[0] if done is not None else parse_action(raw)
         except NoActionFound as e:
             if self.plain_text == "message" and isinstance(raw, str):
                 if len(raw.strip()) > MAX_QUESTION_CHARS:
@@ -374,7 +408,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                     terminated = True
                     self.record.end = "user_stop"
         elif act.type == "execute":
-            res = self._session.execute(act.sql)
+            res = done[1] if done is not None else self._session.execute(act.sql)
             sql_time = res.sqlite_s
             turn = TurnRecord(kind="execute", sql_error=not res.ok)
             if res.ok:

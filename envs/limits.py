@@ -14,6 +14,9 @@ Contract
   inside long single operations (sorts, big scans) that a progress handler, which runs only
   between VM operations, may not reach in time. :meth:`Watchdog.cancel` returns only when no
   interrupt for that statement can still be issued.
+- :class:`SliceGuard` (one per thread that runs statements inline, :func:`slice_guard`) stops a
+  statement soon after a short time slice, also inside one long operation, without a lock or a
+  thread switch per statement (a ticker thread that runs only while slices are in use).
 - :func:`trim_heap` asks glibc to give freed heap pages back to the OS (after a big session).
 
 Why a hand-written watchdog: Python has no timer primitive that is cheap per statement
@@ -211,12 +214,94 @@ class Watchdog:
 
 WATCHDOG = Watchdog()
 
+
+class SliceGuard:
+    """Interrupts a statement run inline (on an event loop) soon after its short time slice.
+
+    A statement's progress handler ends it at its slice's end (:meth:`Session.execute_inline`);
+    this thread covers one SQLite operation that runs long between two progress calls (e.g.
+    ``instr()`` over a 1 MB value: tens of milliseconds, more for worse), which would stall the
+    loop for the whole statement budget if only the :class:`Watchdog` were armed. While slices
+    are in use the thread looks at the one armed slot every ``tick`` seconds, so arming is a
+    plain attribute write (no lock, no thread switch; one inline statement runs at a time per
+    loop thread: the slot is per guard, one guard per thread that runs inline). After
+    ``idle_s`` with nothing armed the thread sleeps until the next :meth:`arm` wakes it.
+    :meth:`disarm` returns only when no interrupt for that slot can still be issued (the
+    Watchdog's protocol: ``_firing`` is set before the slot is read and the interrupt is issued
+    under the lock).
+    """
+
+    def __init__(self, tick_s: float = 0.005, idle_s: float = 1.0) -> None:
+        self.tick_s, self.idle_s = tick_s, idle_s
+        self._slot: tuple[Any, float] | None = None  # (connection, deadline)
+        self._last = 0.0  # the last armed deadline
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._sleeping = True
+        self._firing = False
+        self._thread: threading.Thread | None = None
+
+    def arm(self, conn: Any, deadline: float) -> None:
+        """Interrupt ``conn`` soon after ``deadline`` (``time.monotonic()``) unless disarmed."""
+        self._slot = (conn, deadline)
+        self._last = deadline
+        if self._sleeping:  # (read after the slot is written: see _run)
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, name="clarisql-slice-guard", daemon=True
+                    )
+                    self._thread.start()
+            self._wake.set()
+
+    def disarm(self) -> None:
+        self._slot = None
+        if self._firing:
+            with self._lock:
+                pass
+
+    def _run(self) -> None:
+        while True:
+            if self._slot is None and time.monotonic() - self._last > self.idle_s:
+                self._sleeping = True
+                if self._slot is None:  # re-read after publishing _sleeping: arm() sees one
+                    self._wake.wait()
+                self._wake.clear()
+                self._sleeping = False
+                continue
+            time.sleep(self.tick_s)
+            with self._lock:
+                self._firing = True
+                try:
+                    slot = self._slot
+                    if slot is not None and time.monotonic() > slot[1]:
+                        try:
+                            slot[0].interrupt()
+                        except Exception:  # a closed connection: nothing to stop
+                            pass
+                finally:
+                    self._firing = False
+
+
+_GUARDS = threading.local()
+
+
+def slice_guard() -> SliceGuard:
+    """This thread's :class:`SliceGuard` (made on first use)."""
+    guard = getattr(_GUARDS, "guard", None)
+    if guard is None:
+        guard = _GUARDS.guard = SliceGuard()
+    return guard
+
+
 __all__ = [
     "ConnectionMap",
     "SOFT_HEAP_LIMIT",
+    "SliceGuard",
     "WATCHDOG",
     "Watchdog",
     "apply_connection_limits",
     "ensure_soft_heap_limit",
+    "slice_guard",
     "trim_heap",
 ]

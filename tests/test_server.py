@@ -238,6 +238,40 @@ def test_websocket_compression_declined_unless_configured(server: str) -> None:
     assert uvicorn_options(ServeConfig())["ws_per_message_deflate"] is False
 
 
+def test_slow_statement_does_not_hold_up_other_sessions(server: str) -> None:
+    """Quick steps run inline on the event loop; one that outlives its slice (here a ~0.25 s
+    read) is stopped and taken on a worker thread, so other sessions keep stepping."""
+    from websockets.sync.client import connect
+
+    ws_url = server.replace("http://", "ws://") + "/ws"
+    slow = (
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 2000000) "
+        "SELECT count(*) FROM r"
+    )
+    with connect(ws_url, open_timeout=10) as a, connect(ws_url, open_timeout=10) as b:
+        for ws in (a, b):
+            ws.send(json.dumps({"type": "reset", "data": {"task_index": 0}}))
+            assert json.loads(ws.recv(timeout=30))["type"] == "observation"
+        slow_reply: dict = {}
+
+        def wait_slow() -> None:
+            slow_reply["data"] = json.loads(a.recv(timeout=30))["data"]
+            slow_reply["at"] = time.monotonic()
+
+        a.send(json.dumps({"type": "step", "data": {"type": "execute", "sql": slow}}))
+        waiter = threading.Thread(target=wait_slow, daemon=True)
+        waiter.start()
+        time.sleep(0.05)  # (the slow statement is under way)
+        done_at = []
+        for i in range(5):
+            b.send(json.dumps({"type": "step", "data": {"type": "execute", "sql": f"SELECT {i}"}}))
+            assert str(i) in json.loads(b.recv(timeout=30))["data"]["observation"]["last"]
+            done_at.append(time.monotonic())
+        waiter.join(timeout=30)
+        assert "2000000" in slow_reply["data"]["observation"]["last"]
+        assert max(done_at) < slow_reply["at"]
+
+
 def test_observation_built_as_model_construct_builds_it() -> None:
     from clarisql.envs.server.models import (
         OBSERVATION_FIELDS,

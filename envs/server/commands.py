@@ -32,6 +32,13 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         help="accept WebSocket per-message compression (off: small step replies cost more "
         "to compress than to send; on for slow links)",
     )
+    p.add_argument(
+        "--inline-slice-ms",
+        type=float,
+        default=2.0,
+        help="take a WebSocket step that runs one read statement on the event loop when its "
+        "SQL finishes within this many ms (else on a thread); 0: every step on a thread",
+    )
     p.set_defaults(func=_serve)
 
 
@@ -73,6 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout_s=args.idle_timeout or None,
         ws_compression=args.ws_compression,
+        inline_slice_ms=args.inline_slice_ms,
     )
     print(
         f"clarisql serve: suite {config.suite!r} on http://{config.host}:{config.port}", flush=True

@@ -23,6 +23,11 @@ class ServeConfig:
             compressing it cost more than sending it (loopback, measured: ~25 µs of server CPU
             and ~70 µs of latency per step, both ends inflating and deflating); turn it on for
             slow links (a reset's schema, ~18k characters, compresses well).
+        inline_slice_ms: a WebSocket step that runs one read statement and calls no model is
+            taken on the event loop when its SQL finishes within this many milliseconds (else
+            it is stopped, nothing changed, and taken again on a worker thread); 0 sends every
+            step to a worker thread. The loop is held up at most this long plus the slice
+            guard's tick (5 ms) by one step; a small step saves the hop to a thread and back.
     """
 
     suite: str = "builtin"
@@ -33,3 +38,4 @@ class ServeConfig:
     max_sessions: int = 2048
     idle_timeout_s: float | None = 600.0
     ws_compression: bool = False
+    inline_slice_ms: float = 2.0

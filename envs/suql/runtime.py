@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import apsw
 import numpy as np
 
 from clarisql.envs.limits import ConnectionMap
@@ -97,6 +98,8 @@ class SuqlRuntime:
 
     # --- SQL functions ------------------------------------------------------------------------
     def _call(self, kind: str, value: Any, question: str) -> str | None:
+        if self.session.running_inline:  # a model call may block: the statement goes elsewhere
+            raise apsw.InterruptError(f"{kind.upper()} does not run inline")
         texts = as_texts(value)
         self.current.evaluations += 1
         if time.monotonic() > self._deadline:
@@ -122,6 +125,8 @@ class SuqlRuntime:
         return self._call("summary", value, "")
 
     def _similarity(self, value: Any, query: Any) -> float:
+        if self.session.running_inline:  # embedding (or loading the model) may block
+            raise apsw.InterruptError("suql_similarity does not run inline")
         emb = self.config.embedder()
         if emb is None or value is None or query is None:
             return 0.0
@@ -142,6 +147,11 @@ class SuqlRuntime:
         return self._queries[query]
 
     # --- session hooks ---------------------------------------------------------------------------
+    def inline_ok(self, sql: Any) -> bool:
+        """Whether ``sql`` may run inline (:meth:`Session.execute_inline`): not when it names
+        ANSWER, SUMMARY or suql_similarity (they call models)."""
+        return not may_rewrite(sql) and not (isinstance(sql, str) and "suql_" in sql.lower())
+
     def before(self, sql: Any) -> Any:
         cur = self.current
         if cur.evaluations or cur.rewritten or cur.steps or not cur.ok:

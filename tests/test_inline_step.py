@@ -1,0 +1,130 @@
+"""Inline steps (what ``clarisql serve`` takes on its event loop): the same result as ``step``,
+or ``None`` with nothing changed when the step cannot finish within its slice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlite_utils
+
+from clarisql.envs import SessionLimits, get_image
+from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.suql import using
+from clarisql.envs.suql.runtime import SuqlRuntime
+from clarisql.envs.tasks import save_tasks
+
+from .conftest import build_small_db, small_task
+
+SLOW_READ = (  # ~0.1 s here, thousands of progress-handler calls
+    "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 800000) "
+    "SELECT count(*) FROM r"
+)
+# one SQLite operation of ~0.1 s: the progress handler is not called inside it
+ONE_LONG_OP = "SELECT instr(printf('%.*c', 999000, 'x'), printf('%.*c', 8000, 'x') || 'y')"
+
+
+def _suite(tmp_path: Path) -> Path:
+    build_small_db(tmp_path / "small.sqlite")
+    tasks = [small_task("from", "read/from"), small_task("write", "write/1")]
+    return save_tasks(tasks, tmp_path / "tasks.jsonl")
+
+
+def _public(out: tuple) -> tuple:
+    obs, reward, terminated, truncated, info = out
+    info = {k: v for k, v in info.items() if k != "sql_time_s"}
+    return obs, reward, terminated, truncated, json.dumps(info, sort_keys=True, default=str)
+
+
+def _state(env: ClarifySQLEnv) -> tuple:
+    return env._turn, env._dialogue, len(env.messages), len(env.record.turns), env._answer
+
+
+def test_inline_steps_equal_steps(tmp_path: Path) -> None:
+    suite = str(_suite(tmp_path))
+    actions = [
+        {"type": "execute", "sql": "SELECT name FROM cities ORDER BY id"},
+        "not an action at all",
+        {"type": "execute", "sql": "SELECT nope FROM cities"},
+        {"type": "execute", "sql": "PRAGMA table_info(sales)"},
+        {"type": "execute", "sql": "SELECT 1; SELECT 2"},
+        {"type": "clarify", "question": "Which year?", "labels": [["", "year", "Missing"]]},
+        {"type": "execute", "sql": "SELECT sum(price) FROM sales WHERE city_id = 1"},
+        {"type": "stop"},
+        {"type": "execute", "sql": "SELECT 1"},  # after the end
+    ]
+    for task_id in ("read/from", "write/1"):
+        a, b = ClarifySQLEnv(suite, max_turns=20), ClarifySQLEnv(suite, max_turns=20)
+        a.reset(options={"task_id": task_id})
+        b.reset(options={"task_id": task_id})
+        kinds = []
+        for act in actions:
+            out = a.step_inline(act, 1.0)
+            kinds.append(out is not None)
+            if out is None:
+                out = a.step(act)
+            assert _public(out) == _public(b.step(act)), act
+        # executes, the invalid action and the step after the end ran inline; clarify and
+        # stop (a model may answer; scoring runs SQL) did not
+        assert kinds == [True, True, True, True, True, False, True, False, True]
+        a.close()
+        b.close()
+
+
+def test_what_does_not_run_inline_changes_nothing(tmp_path: Path) -> None:
+    suite = str(_suite(tmp_path))
+    env = ClarifySQLEnv(suite, max_turns=3)
+    env.reset(options={"task_id": "write/1"})
+    before = _state(env)
+    # a write, in a writable session (an interrupted write cannot simply be run again)
+    assert env.step_inline({"type": "execute", "sql": "DELETE FROM cities"}, 1.0) is None
+    assert env.step_inline({"type": "execute", "sql": "WITH x AS (SELECT 1) SELECT 1"}, 1) is None
+    # a read that outlives its slice: stopped, nothing recorded
+    assert env.step_inline({"type": "execute", "sql": SLOW_READ}, 0.001) is None
+    assert _state(env) == before
+    obs, *_, info = env.step({"type": "execute", "sql": SLOW_READ})  # the whole budget
+    assert info["error"] is None and "800000" in obs["last"]
+    env.step({"type": "execute", "sql": "SELECT 1"})
+    # the last turn ends the episode (scoring): never inline
+    assert env.step_inline({"type": "execute", "sql": "SELECT 1"}, 1.0) is None
+    *_, truncated, info = env.step({"type": "execute", "sql": "SELECT 1"})
+    assert truncated and "episode" in info
+    env.close()
+
+
+def test_slice_guard_stops_one_long_operation(tmp_path: Path) -> None:
+    img = get_image(build_small_db(tmp_path / "small.sqlite"))
+    with img.session(False, SessionLimits()) as s:
+        # the progress handler cannot stop it (one VM operation): the slice guard does
+        assert s.execute_inline(ONE_LONG_OP, 0.001) is None
+        assert s.execute_inline(SLOW_READ, 0.001) is None
+        # no stray interrupt reaches the next statements, inline or not
+        assert s.execute_inline("SELECT 7", 1.0).rows == [(7,)]
+        res = s.execute(ONE_LONG_OP)
+        assert res.ok and res.rows == [(0,)]
+        res = s.execute_inline(ONE_LONG_OP, 5.0)
+        assert res is not None and res.rows == [(0,)]
+
+
+def test_model_calls_never_run_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = sqlite_utils.Database(tmp_path / "r.sqlite")
+    db["r"].insert_all(
+        [{"id": 1, "reviews": "A romantic spot."}, {"id": 2, "reviews": "Loud."}], pk="id"
+    )
+    db.close()
+    img = get_image(tmp_path / "r.sqlite")
+    q = "SELECT ANSWER(reviews, 'is it romantic?') FROM r ORDER BY id"
+    with using(backend="offline", embedder="none"), img.session(False) as s:
+        # named in the statement: declined at once
+        assert s.execute_inline(q, 1.0) is None
+        assert s.execute_inline("SELECT suql_similarity(reviews, 'x') FROM r", 1.0) is None
+        # (a view or trigger cannot hide a call: SQLite refuses them there as unsafe); were
+        # one missed, the call itself stops the statement before any model is asked
+        monkeypatch.setattr(SuqlRuntime, "inline_ok", lambda self, sql: True)
+        assert s.execute_inline(q, 1.0) is None
+        assert s.extensions["suql"].statements == []
+        assert s.extensions["suql"].current.evaluations == 0
+        res = s.execute(q)
+        assert res.ok and len(res.rows) == 2
+        assert s.extensions["suql"].current.evaluations == 2
