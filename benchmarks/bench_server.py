@@ -2,7 +2,8 @@
 
 What it measures (one run, side by side, servers in subprocesses on 127.0.0.1):
 1. Step overhead of one WebSocket session, measured the same way for ``clarisql serve`` and
-   OpenEnv's own echo env (generated with ``openenv init``): the same client, 20 episodes x 15
+   OpenEnv's own echo env (generated with ``openenv init``), and clarisql with every step on a
+   worker thread (``--inline-slice-ms 0``): the same client, 20 episodes x 15
    steps a round, the p50 step on the wire minus that env's own step timed in-process (hot, and
    on cold CPU caches as a server runs it), the reply's size, and the server's CPU time per step
    (process time from ``/proc``, counted over the steps only, resets outside: it suffers less
@@ -88,9 +89,11 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 120) -> None
     raise SystemExit(f"{url} not healthy after {timeout} s")
 
 
-def start_clarisql(port: int, sessions: int, pythonpath: str | None = None) -> subprocess.Popen:
+def start_clarisql(
+    port: int, sessions: int, pythonpath: str | None = None, extra: tuple[str, ...] = ()
+) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "clarisql", "serve", "--port", str(port)]
-    cmd += ["--max-sessions", str(sessions + 16), "--idle-timeout", "600"]
+    cmd += ["--max-sessions", str(sessions + 16), "--idle-timeout", "600", *extra]
     env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
@@ -212,10 +215,28 @@ async def concurrent(url: str, sessions: int, steps: int, action: dict, pid: int
     }
 
 
+def _served_step(env, action):
+    """What OpenEnv's WebSocket handler runs for a step: ``await env.step_async(action)`` where
+    the env overrides it (clarisql: an inline step completes without awaiting), else
+    ``env.step(action)`` (on a thread; the hop is not part of the env's step)."""
+    from openenv.core.env_server.interfaces import Environment
+
+    if type(env).step_async is Environment.step_async or not getattr(env, "_inline_slice_s", 1):
+        return env.step(action)
+    coro = env.step_async(action)
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("the step was not taken inline")
+
+
 def in_process_step_ms(make_env, action, n: int, cold: bool = False) -> float:
     """Median in-process step time of the server's own environment object (``make_env()``,
-    ``reset()``, ``step(action)``); with ``cold``, 16 MB of memory are touched before every
-    step, so the step runs on cold CPU caches as it does in a server after network work."""
+    ``reset()``, a step as the server takes it: :func:`_served_step`); with ``cold``, 16 MB of
+    memory are touched before every step, so the step runs on cold CPU caches as it does in a
+    server after network work."""
     env = make_env()
     junk = bytearray(16 * 1024 * 1024) if cold else None
     times = []
@@ -225,7 +246,7 @@ def in_process_step_ms(make_env, action, n: int, cold: bool = False) -> float:
         if junk is not None:
             junk[::64] = bytes(len(junk) // 64)  # one write per cache line
         t0 = time.perf_counter()
-        env.step(action)
+        _served_step(env, action)
         times.append(time.perf_counter() - t0)
     env.close()
     return statistics.median(times) * 1000
@@ -246,6 +267,9 @@ def in_process_steps(echo_dir: Path) -> dict:
         "clarisql": (env_factory(ServeConfig()), ClarisqlAction(**ACTION)),
         "echo": (EchoEnvironment, EchoAction(**ECHO_ACTION)),
     }
+    if "inline_slice_ms" in ServeConfig.__dataclass_fields__:  # (not in a --baseline before it)
+        threads = env_factory(ServeConfig(inline_slice_ms=0))
+        envs["clarisql_threads"] = (threads, ClarisqlAction(**ACTION))
     return {
         name: {
             "in_process_step_ms": in_process_step_ms(make, action, 600),
@@ -285,15 +309,21 @@ def in_process_in(echo_dir: Path, pythonpath: str | None) -> dict:
 
 
 def start_servers(args: argparse.Namespace, echo_dir: Path) -> dict[str, tuple]:
-    """name -> (process, port, ws action) for echo, clarisql and (``--baseline``) the baseline."""
+    """name -> (process, port, ws action) for echo (as OpenEnv serves it, and without
+    compression), clarisql, clarisql taking every step on a thread (``--inline-slice-ms 0``,
+    what every step did before inline steps) and (``--baseline``) the baseline."""
     out: dict[str, tuple] = {}
-    for name in ("echo", "echo_no_compression", "clarisql", "clarisql_baseline"):
+    names = ("echo", "echo_no_compression", "clarisql", "clarisql_threads", "clarisql_baseline")
+    for name in names:
         port = free_port()
         if name.startswith("echo"):
             on = name == "echo"
             out[name] = (start_echo(port, args.sessions, echo_dir, on), port, ECHO_ACTION)
         elif name == "clarisql":
             out[name] = (start_clarisql(port, args.sessions), port, ACTION)
+        elif name == "clarisql_threads":
+            extra = ("--inline-slice-ms", "0")
+            out[name] = (start_clarisql(port, args.sessions, extra=extra), port, ACTION)
         elif args.baseline:
             pythonpath = str(Path(args.baseline).resolve())
             out[name] = (start_clarisql(port, args.sessions, pythonpath), port, ACTION)
