@@ -315,9 +315,14 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             if self.plain_text == "message" and isinstance(action, str):
                 return None  # (it may become a clarification: the simulator may call a model)
             return self.step(action)  # an invalid action: no SQL, no model
+        except Exception:  # (step() reports what went wrong)
+            return None
         if act.type != "execute":
             return None
-        res = self._session.execute_inline(act.sql, slice_s)
+        try:
+            res = self._session.execute_inline(act.sql, slice_s)
+        except Exception:  # (nothing was written: only reads run inline; step() reports it)
+            return None
         if res is None:
             return None
         return self._guarded_step(action, (act, res))

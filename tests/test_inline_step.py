@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clarisql.envs import SessionLimits, get_image
 from clarisql.envs.env import ClarifySQLEnv
@@ -16,6 +18,7 @@ from clarisql.envs.suql.runtime import SuqlRuntime
 from clarisql.envs.tasks import save_tasks
 
 from .conftest import build_small_db, small_task
+from .test_fuzz_actions import SQL, structured, texts, tool_calls
 
 SLOW_READ = (  # ~0.1 s here, thousands of progress-handler calls
     "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 800000) "
@@ -128,3 +131,42 @@ def test_model_calls_never_run_inline(tmp_path: Path, monkeypatch: pytest.Monkey
         res = s.execute(q)
         assert res.ok and len(res.rows) == 2
         assert s.extensions["suql"].current.evaluations == 2
+
+
+_NO_RANDOM = [q for q in SQL if "random" not in q and "RECURSIVE" not in q]
+_fuzz_actions = (
+    texts
+    | structured
+    | tool_calls
+    | st.builds(lambda q: {"type": "execute", "sql": q}, st.sampled_from(_NO_RANDOM))
+    | st.builds(lambda q: {"type": "stop", "sql": q}, st.sampled_from(_NO_RANDOM))
+)
+
+
+@pytest.fixture(scope="module")
+def twin_envs(tmp_path_factory) -> tuple[ClarifySQLEnv, ClarifySQLEnv]:
+    d: Path = tmp_path_factory.mktemp("twins")
+    suite = str(_suite(d))
+    a, b = ClarifySQLEnv(suite, max_turns=6), ClarifySQLEnv(suite, max_turns=6)
+    yield a, b
+    a.close()
+    b.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["read/from", "write/1"]),
+    st.sampled_from([1e-5, 1.0]),
+    st.lists(_fuzz_actions, min_size=1, max_size=7),
+)
+def test_any_actions_inline_or_not_give_the_same_episode(twin_envs, task_id, slice_s, acts) -> None:
+    a, b = twin_envs
+    a.reset(options={"task_id": task_id})
+    b.reset(options={"task_id": task_id})
+    for raw in acts:
+        out = a.step_inline(raw, slice_s)
+        if out is None:
+            out = a.step(raw)
+        assert _public(out) == _public(b.step(raw))
+        if out[2] or out[3]:
+            break
