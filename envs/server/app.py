@@ -88,7 +88,9 @@ def _add_session_routes(app: FastAPI, registry: SessionRegistry) -> None:
             return _error(422, f"reset failed: {e}")
 
     @app.post("/sessions/{sid}/step", tags=["clarisql sessions"])
-    def step_session(sid: str, body: Any = Body(default=None)) -> Any:
+    async def step_session(sid: str, body: Any = Body(default=None)) -> Any:
+        # (async: a quick step is taken on the event loop, any other on a worker thread, as
+        # on the WebSocket: ClarisqlEnvironment.step_async)
         if not isinstance(body, dict) or "action" not in body:
             return _error(422, 'the body must be {"action": {...}} or {"action": {"text": "..."}}')
         try:
@@ -99,7 +101,7 @@ def _add_session_routes(app: FastAPI, registry: SessionRegistry) -> None:
             env = registry.get(sid)
         except UnknownSession:
             return unknown(sid)
-        return serialize_observation(env.step(action))
+        return serialize_observation(await env.step_async(action))
 
     @app.get("/sessions/{sid}/state", tags=["clarisql sessions"])
     def session_state(sid: str) -> Any:
