@@ -722,9 +722,10 @@ class Session:
         the progress handler or, inside one long SQLite operation, by this thread's
         :class:`~clarisql.envs.limits.SliceGuard` (a few ms later), and ``None`` comes back;
         a stopped read changed nothing, so the caller runs it again with :meth:`execute` and
-        the whole budget. A model call met inside the statement (a view that calls ANSWER)
-        also stops it. ``None`` too, at once, for a statement this does not run. Otherwise
-        the result is the one :meth:`execute` gives.
+        the whole budget. A model call met inside the statement (were one not named in its
+        text: SQLite refuses them in views and triggers) also stops it, before the call.
+        ``None`` too, at once, for a statement this does not run. Otherwise the result is the
+        one :meth:`execute` gives.
         """
         if isinstance(sql, str):
             if self.writable and _first_word(sql) not in _INLINE_WORDS:
