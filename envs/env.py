@@ -91,6 +91,25 @@ stop with the final query.
 {schema}"""
 
 
+class _Outcome:
+    """What one action did: the text shown, its error, its turn record, SQL time, the end."""
+
+    __slots__ = ("last", "error", "turn", "sql_time", "terminated", "sim_info")
+
+    def __init__(
+        self,
+        last: str,
+        error: str | None,
+        turn: TurnRecord | None = None,
+        sql_time: float = 0.0,
+        sim_info: dict[str, Any] | None = None,
+    ) -> None:
+        self.last, self.error, self.sql_time = last, error, sql_time
+        self.turn = turn if turn is not None else TurnRecord(kind="invalid", valid=False)
+        self.terminated = False
+        self.sim_info = sim_info
+
+
 class ClarifySQLEnv(gym.Env[dict, Any]):
     """Gymnasium environment for clarification-aware text-to-SQL (see the module docstring).
 
@@ -341,128 +360,134 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         (:meth:`step_inline`)."""
         assert self.task is not None and self.record is not None and self._session is not None
         self._turn += 1
-        error: str | None = None
-        sql_time = 0.0
-        terminated = False
-        sim_info: dict[str, Any] = {}
-        turn = TurnRecord(kind="invalid", valid=False)
-        try:
-            act = done[0] if done is not None else parse_action(raw)
-        except NoActionFound as e:
-            if self.plain_text == "message" and isinstance(raw, str):
-                if len(raw.strip()) > MAX_QUESTION_CHARS:
-                    act = None
-                    error = (
-                        f"invalid action: {e} (as a message to the user it is longer than "
-                        f"{MAX_QUESTION_CHARS} characters)"
-                    )
-                else:
-                    act = Action("clarify", question=raw.strip())
-            else:
-                act = None
-                error = f"invalid action: {e}"
-        except ActionError as e:
-            act = None
-            error = f"invalid action: {e}"
-        if act is not None:
-            self.messages.append(
-                {"role": "assistant", "content": raw if isinstance(raw, str) else act.to_text()}
-            )
-            self._dialogue += f"Agent: {_describe(act)}\n"
-        else:
-            self.messages.append(
-                {
-                    "role": "assistant",
-                    "content": raw if isinstance(raw, str) else safe_repr(raw, 2000),
-                }
-            )
-            self._dialogue += f"Agent: (invalid action) {error}\n"
-
+        act, error = self._take_action(raw, done)
         if act is None:
-            last = error or ""
-            self.messages.append({"role": "user", "content": last})
+            out = _Outcome(error or "", error)
+            self.messages.append({"role": "user", "content": out.last})
         elif act.type == "clarify":
-            if self._clarifications >= self.max_clarifications:
-                error = f"invalid action: the clarification limit ({self.max_clarifications}) is reached"
-                last = error
-                self._dialogue += f"Environment: {last}\n"
-                self.messages.append({"role": "user", "content": last})
-            else:
-                self._clarifications += 1
-                ctx = DialogueContext(
-                    self.task,
-                    [dict(m) for m in self.messages],
-                    self._turn,
-                    schema=self._full_schema,
-                )
-                reply = self.simulator.respond(act.question, act.labels, ctx)
-                sim_info = dict(reply.info or {})
-                if sim_info.get("fallback") and not self._sim_fallback:
-                    self._sim_fallback = str(sim_info.get("fallback_reason") or "fallback")
-                turn = TurnRecord(
-                    kind="clarify",
-                    earned=reply.earned,
-                    n_labels=len(act.labels),
-                    n_revealed=len(reply.revealed),
-                    hallucinated=hallucinated_results(act.question, self._returned),
-                )
-                self._revealed.extend(u.value for u in reply.revealed)
-                last = reply.text
-                self._say("user", "User", last)
-                if reply.stop:
-                    terminated = True
-                    self.record.end = "user_stop"
+            out = self._clarify(act)
         elif act.type == "execute":
-            res = done[1] if done is not None else self._session.execute(act.sql)
-            sql_time = res.sqlite_s
-            turn = TurnRecord(kind="execute", sql_error=not res.ok)
-            if res.ok:
-                if res.columns:
-                    self._answer = ([list(r) for r in res.rows], res.truncated)
-            else:
-                error = res.error
-            last = self._format(res)
-            self._returned.append(last)
-            self._dialogue += f"Result: {last}\n"
-            self.messages.append({"role": "tool", "content": last})
+            out = self._execute(act, done[1] if done is not None else None)
         elif act.type == "search_tables":
-            turn = TurnRecord(kind="search_tables")
             last, error = search_tables(self, act.query, act.k)
+            out = _Outcome(last, error, TurnRecord(kind="search_tables"))
             self._dialogue += f"Result: {last}\n"
             self.messages.append({"role": "tool", "content": last})
         elif act.type == "abstain":
-            turn = TurnRecord(kind="abstain")
-            terminated = True
             self.record.end = "abstain"
-            last = "You abstained. The episode is over."
-        else:  # stop
-            turn = TurnRecord(kind="stop")
-            last = "You stopped. The episode is over."
-            if act.sql is not None:
-                res = self._session.execute(act.sql)
-                sql_time = res.sqlite_s
-                turn.sql_error = not res.ok
-                if res.ok:
-                    self._answer = ([list(r) for r in res.rows], res.truncated)
-                else:
-                    error = res.error
-                    self._answer = None
-                last = self._format(res) + "\n" + last
-            terminated = True
-            self.record.end = "stop"
+            out = _Outcome("You abstained. The episode is over.", None, TurnRecord(kind="abstain"))
+            out.terminated = True
+        else:
+            out = self._stop(act)
+        return self._end_step(act, out)
 
-        self.record.turns.append(turn)
-        components = step_components(turn, self.reward_spec)
+    def _take_action(
+        self, raw: Any, done: tuple[Action, ExecResult] | None
+    ) -> tuple[Action | None, str | None]:
+        """The step's action (``None`` if invalid, with the error) and its dialogue entry."""
+        act, error = None, None
+        try:
+            act = done[0] if done is not None else parse_action(raw)
+        except NoActionFound as e:
+            error = f"invalid action: {e}"
+            if self.plain_text == "message" and isinstance(raw, str):
+                if len(raw.strip()) > MAX_QUESTION_CHARS:
+                    error += (
+                        f" (as a message to the user it is longer than "
+                        f"{MAX_QUESTION_CHARS} characters)"
+                    )
+                else:
+                    act, error = Action("clarify", question=raw.strip()), None
+        except ActionError as e:
+            error = f"invalid action: {e}"
+        if act is not None:
+            content = raw if isinstance(raw, str) else act.to_text()
+            self._dialogue += f"Agent: {_describe(act)}\n"
+        else:
+            content = raw if isinstance(raw, str) else safe_repr(raw, 2000)
+            self._dialogue += f"Agent: (invalid action) {error}\n"
+        self.messages.append({"role": "assistant", "content": content})
+        return act, error
+
+    def _clarify(self, act: Action) -> _Outcome:
+        assert self.task is not None and self.record is not None
+        if self._clarifications >= self.max_clarifications:
+            error = (
+                f"invalid action: the clarification limit ({self.max_clarifications}) is reached"
+            )
+            self._dialogue += f"Environment: {error}\n"
+            self.messages.append({"role": "user", "content": error})
+            return _Outcome(error, error)
+        self._clarifications += 1
+        ctx = DialogueContext(
+            self.task, [dict(m) for m in self.messages], self._turn, schema=self._full_schema
+        )
+        reply = self.simulator.respond(act.question, act.labels, ctx)
+        sim_info = dict(reply.info or {})
+        if sim_info.get("fallback") and not self._sim_fallback:
+            self._sim_fallback = str(sim_info.get("fallback_reason") or "fallback")
+        turn = TurnRecord(
+            kind="clarify",
+            earned=reply.earned,
+            n_labels=len(act.labels),
+            n_revealed=len(reply.revealed),
+            hallucinated=hallucinated_results(act.question, self._returned),
+        )
+        self._revealed.extend(u.value for u in reply.revealed)
+        self._say("user", "User", reply.text)
+        out = _Outcome(reply.text, None, turn, sim_info=sim_info)
+        if reply.stop:
+            out.terminated = True
+            self.record.end = "user_stop"
+        return out
+
+    def _execute(self, act: Action, res: ExecResult | None) -> _Outcome:
+        """An ``execute`` action (``res``: its statement already run, by :meth:`step_inline`)."""
+        assert self._session is not None
+        if res is None:
+            res = self._session.execute(act.sql)
+        if res.ok and res.columns:
+            self._answer = ([list(r) for r in res.rows], res.truncated)
+        last = self._format(res)
+        self._returned.append(last)
+        self._dialogue += f"Result: {last}\n"
+        self.messages.append({"role": "tool", "content": last})
+        turn = TurnRecord(kind="execute", sql_error=not res.ok)
+        return _Outcome(last, None if res.ok else res.error, turn, res.sqlite_s)
+
+    def _stop(self, act: Action) -> _Outcome:
+        assert self._session is not None and self.record is not None
+        out = _Outcome("You stopped. The episode is over.", None, TurnRecord(kind="stop"))
+        if act.sql is not None:
+            res = self._session.execute(act.sql)
+            out.sql_time = res.sqlite_s
+            out.turn.sql_error = not res.ok
+            if res.ok:
+                self._answer = ([list(r) for r in res.rows], res.truncated)
+            else:
+                out.error = res.error
+                self._answer = None
+            out.last = self._format(res) + "\n" + out.last
+        out.terminated = True
+        self.record.end = "stop"
+        return out
+
+    def _end_step(self, act: Action | None, out: _Outcome):
+        """Record the turn, score it (and the episode when it ends), build the step's tuple."""
+        assert self.task is not None and self.record is not None
+        self.record.turns.append(out.turn)
+        components = step_components(out.turn, self.reward_spec)
+        terminated = out.terminated
         truncated = not terminated and self._turn >= self.max_turns
         info: dict[str, Any] = {
-            "error": error,
+            "error": out.error,
             "task_id": self.task.id,
             "turn": self._turn,
             "action": None if act is None else act.to_dict(),
-            "sql_time_s": sql_time,
+            "sql_time_s": out.sql_time,
         }
-        if sim_info:
-            info["simulator"] = sim_info
+        if out.sim_info:
+            info["simulator"] = out.sim_info
         if terminated or truncated:
             if truncated:
                 self.record.end = "truncated"
@@ -476,7 +501,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         reward = float(sum(components.values()))
         if self.render_mode == "human":
             self.render()
-        return self._obs(last), reward, terminated, truncated, info
+        return self._obs(out.last), reward, terminated, truncated, info
 
     def _finish(self) -> dict[str, Any]:
         """Close the episode: final digest, gold facts, totals."""
