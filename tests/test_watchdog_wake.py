@@ -78,3 +78,19 @@ def test_no_interrupt_is_issued_after_cancel_returns() -> None:
     for probe, returned in seen:
         assert len(probe.calls) <= 1
         assert all(stop <= returned for _, stop in probe.calls)
+
+
+def test_a_statement_after_many_cancelled_ones_is_interrupted_on_time() -> None:
+    # the thread sleeps until the deadline armed last while nothing runs: a statement armed
+    # after a stream of short (cancelled) ones, with the same budget, must still be stopped
+    dog = Watchdog()
+    short, busy = apsw.Connection(":memory:"), apsw.Connection(":memory:")
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        dog.cancel(dog.watch(short, time.monotonic() + 0.25))
+    t0 = time.monotonic()
+    dog.watch(busy, t0 + 0.25)
+    with pytest.raises(apsw.InterruptError):
+        _bounded(busy, t0).execute(ENDLESS).fetchall()
+    assert time.monotonic() - t0 < 2.0
+    assert short.execute("SELECT 3").fetchall() == [(3,)]
