@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import operator
 import os
 import threading
 import time
@@ -468,31 +469,57 @@ class Session:
     Transaction-control statements (and savepoints) are refused to the agent.
     """
 
-    # Defaults read until a session sets its own (fewer writes per session; all immutable).
-    _conn: apsw.Connection | None = None
-    schema_changed = False
-    _temp_used = False
-    #: when set (``time.monotonic()``), :meth:`trusted` reads stop there (InterruptError)
-    trusted_deadline: float | None = None
-    _deadline = 0.0
-    _mem0 = 0
-    _stop_reason: str | None = None
-    _stmt_writes = False
-    _sql = ""
-    _first_stmt = True
-    _refusal: _Refusal | None = None
-    #: SQLite's session extension records which rows a writable session changes (by primary
-    #: key, or rowid for tables without one), so the digest can update a changed table's
-    #: multiset hash from those rows alone (clarisql.envs.digest).
-    changes: apsw.Session | None = None
-    _lazy: tuple[tuple[str, Any], ...] = ()
+    # (slots: a session is opened per episode, and its attributes are read per statement)
+    __slots__ = (
+        "image",
+        "writable",
+        "limits",
+        "dirty_tables",
+        "schema_changed",
+        "trusted_deadline",
+        "changes",
+        "_conn",
+        "_temp_used",
+        "_deadline",
+        "_mem0",
+        "_stop_reason",
+        "_stmt_writes",
+        "_sql",
+        "_first_stmt",
+        "_refusal",
+        "_pending_dirty",
+        "_tracer",
+        "_sqlite_s",
+        "_exts",
+        "_stmt_exts",
+        "_lazy",
+        "__weakref__",
+    )
 
     def __init__(self, image: DatabaseImage, writable: bool, limits: SessionLimits):
+        self._conn: apsw.Connection | None = None
         self.image = image
         self.writable = writable
         self.limits = limits
         self.dirty_tables: set[str] = set()
+        self.schema_changed = False
+        #: when set (``time.monotonic()``), :meth:`trusted` reads stop there (InterruptError)
+        self.trusted_deadline: float | None = None
+        #: SQLite's session extension records which rows a writable session changes (by primary
+        #: key, or rowid for tables without one), so the digest can update a changed table's
+        #: multiset hash from those rows alone (clarisql.envs.digest).
+        self.changes: apsw.Session | None = None
+        self._temp_used = False
+        self._deadline = 0.0
+        self._mem0 = 0
+        self._stop_reason: str | None = None
+        self._stmt_writes = False
+        self._sql = ""
+        self._first_stmt = True
+        self._refusal: _Refusal | None = None
+        self._sqlite_s = 0.0
         self._pending_dirty: set[str] = set()
+        self._lazy: tuple[tuple[str, Any], ...] = ()
         # a pooled connection whose last session changed nothing keeps its empty recorder
         conn, idle_changes, applied = image._acquire(writable)
         self._conn = conn
@@ -736,8 +763,10 @@ class Session:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
         t0 = time.perf_counter()
         self._sqlite_s = 0.0
-        if self._lazy:
-            self._wake_extensions(sql)
+        for _, factory in self._lazy:  # (usually one: SUQL, until a statement needs it)
+            if factory.needed(sql):
+                self._wake_extensions(sql)
+                break
         exts = self._stmt_exts
         if exts:
             original = sql
@@ -815,7 +844,9 @@ class Session:
                 error_kind="too-long",
             )
 
-        conn = self.connection
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("session is closed")
         self._refusal = None
         if self._pending_dirty:
             self._pending_dirty = set()
@@ -824,9 +855,6 @@ class Session:
         cur = conn.cursor()
         cur.exec_trace = self._tracer
         lim = self.limits
-        rows: list[tuple[Any, ...]] = []
-        truncated = False
-        columns: list[str] = []
         self._deadline = time.monotonic() + lim.timeout_s
         self._stop_reason = None
         self._stmt_writes = False
@@ -840,7 +868,7 @@ class Session:
         try:
             it = cur.execute(sql, can_cache=False)
             try:
-                columns = [d[0] for d in cur.get_description()]
+                columns = list(map(_FIRST, cur.get_description()))
             except apsw.ExecutionCompleteError:
                 columns = []
             rows, truncated = _take_rows(it, lim.max_rows, lim.max_bytes)
@@ -938,6 +966,7 @@ class Session:
 
 
 _SIZED = (str, bytes)
+_FIRST = operator.itemgetter(0)
 _CHUNK_ROWS = 256
 
 
