@@ -142,7 +142,10 @@ _POOL_SLACK_BYTES = 4_000_000
 #: Session extensions: ``name -> factory(session)``, called when a session opens; a factory
 #: returns an extension object or ``None``. Extensions live in ``session.extensions`` and may
 #: define ``before(sql) -> sql`` (rewrite a statement before the sandbox runs it), ``after(res)``
-#: and ``close()``. Used by :mod:`clarisql.envs.suql` to register ANSWER/SUMMARY.
+#: and ``close()``. A factory with a ``needed(sql) -> bool`` attribute is called lazily instead:
+#: before the session's first statement it returns true for, or when ``session.extensions`` is
+#: read; one with ``setup(conn)`` is given each new connection before its first session. Used
+#: by :mod:`clarisql.envs.suql` to register ANSWER/SUMMARY.
 SESSION_EXTENSIONS: dict[str, Any] = {}
 
 
