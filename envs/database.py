@@ -649,12 +649,12 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self) -> None:  # pragma: no cover - safety net
-        if self._conn is not None:
-            try:
+    def __del__(self) -> None:  # pragma: no cover - safety net (a closed session: one test)
+        try:
+            if self._conn is not None:
                 self.close()
-            except Exception:
-                pass
+        except Exception:
+            pass
 
     # --- sandbox hooks -----------------------------------------------------------------------
     def _deny(self, message: str) -> int:
