@@ -985,6 +985,16 @@ def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> 
     that crosses the byte cap is walked row by row, so a large answer costs little more than
     SQLite's own fetch, and no more than one chunk past the cap is ever held.
     """
+    if max_rows > 0:  # the usual small answer: one chunk under both caps, returned as it is
+        want = _CHUNK_ROWS if max_rows > _CHUNK_ROWS else max_rows
+        chunk = list(itertools.islice(it, want))
+        size = 0
+        for r in chunk:
+            for v in r:
+                size += len(v) if v.__class__ in _SIZED else 8
+        if len(chunk) < want and size <= max_bytes:
+            return chunk, False
+        it = itertools.chain(chunk, it)  # (taken again below)
     rows: list[tuple[Any, ...]] = []
     nbytes = 0
     while len(rows) < max_rows:
