@@ -599,6 +599,9 @@ class Session:
 
     def close(self) -> None:
         """Give the connection back (its state is discarded); idempotent."""
+        self._close(pool=True)
+
+    def _close(self, pool: bool) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
             return
@@ -619,7 +622,12 @@ class Session:
         grown = False
         if self.writable and wrote:  # only a session that wrote can have grown its database
             grown = self._grown(conn)
-        reusable = not self._temp_used and not grown and (self.writable or not conn.in_transaction)
+        reusable = (
+            pool
+            and not self._temp_used
+            and not grown
+            and (self.writable or not conn.in_transaction)
+        )
         self.image._release(conn, self.writable, reusable, wrote, idle_changes, self.limits)
         if grown:
             trim_heap()  # a big session's pages were freed with its connection: give them back
@@ -650,9 +658,12 @@ class Session:
         self.close()
 
     def __del__(self) -> None:  # pragma: no cover - safety net (a closed session: one test)
+        # A session dropped unclosed closes its connection instead of pooling it: the garbage
+        # collector has already cleared the weak references to it (the per-connection maps of
+        # clarisql.envs.cow and .limits forget it), so it must not come back to life in a pool.
         try:
             if self._conn is not None:
-                self.close()
+                self._close(pool=False)
         except Exception:
             pass
 
