@@ -179,6 +179,10 @@ class SessionLimits:
     write_reserve: float = 0.2
 
 
+#: shared by sessions opened without limits (frozen; a pooled connection keeps them applied)
+_DEFAULT_LIMITS = SessionLimits()
+
+
 @dataclass
 class ExecResult:
     """Outcome of one statement. ``ok=False`` carries ``error``; rows are tuples."""
@@ -415,7 +419,7 @@ class DatabaseImage:
 
     def session(self, writable: bool, limits: SessionLimits | None = None) -> Session:
         """Open an episode's session (see the module docstring for the isolation contract)."""
-        return Session(self, writable, limits or SessionLimits())
+        return Session(self, writable, limits or _DEFAULT_LIMITS)
 
     def fresh_copy(self) -> apsw.Connection:
         """A private, unsandboxed writable copy (copy-on-write; for replaying golden actions)."""
