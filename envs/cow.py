@@ -25,6 +25,7 @@ costs one Python call and one ``pread``.
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import threading
@@ -224,6 +225,22 @@ def open_cow(base: str | Path) -> apsw.Connection:
         raise
     _OVERLAYS[conn] = overlay
     return conn
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    """Close the copy-on-write connections still open when the interpreter exits.
+
+    Closing one calls into its Python VFS file (SQLite releases its exclusive lock); left to the
+    interpreter's last garbage collection (a session never closed, a pooled connection of an
+    image in a reference cycle), that call can come after apsw's own module state is gone and
+    crash the process at exit.
+    """
+    for conn in list(_OVERLAYS.keys()):
+        try:
+            conn.close()
+        except Exception:  # (in use by another thread: left to the interpreter)
+            pass
 
 
 def is_cow(conn: apsw.Connection) -> bool:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import operator
 import os
 import threading
 import time
@@ -134,6 +135,9 @@ _ROW_CHANGING = {
     apsw.SQLITE_CREATE_TABLE,
     apsw.SQLITE_DROP_TABLE,
 }
+# Operations the authorizer allows whatever their arguments (a fast path for reads).
+_ALWAYS_ALLOWED = frozenset({apsw.SQLITE_SELECT, apsw.SQLITE_READ, apsw.SQLITE_RECURSIVE})
+_SQLITE_OK = apsw.SQLITE_OK
 _DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
 _SCHEMA_TABLES = frozenset(
     {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
@@ -144,7 +148,10 @@ _POOL_SLACK_BYTES = 4_000_000
 #: Session extensions: ``name -> factory(session)``, called when a session opens; a factory
 #: returns an extension object or ``None``. Extensions live in ``session.extensions`` and may
 #: define ``before(sql) -> sql`` (rewrite a statement before the sandbox runs it), ``after(res)``
-#: and ``close()``. Used by :mod:`clarisql.envs.suql` to register ANSWER/SUMMARY.
+#: and ``close()``. A factory with a ``needed(sql) -> bool`` attribute is called lazily instead:
+#: before the session's first statement it returns true for, or when ``session.extensions`` is
+#: read; one with ``setup(conn)`` is given each new connection before its first session. Used
+#: by :mod:`clarisql.envs.suql` to register ANSWER/SUMMARY.
 SESSION_EXTENSIONS: dict[str, Any] = {}
 
 
@@ -176,6 +183,10 @@ class SessionLimits:
     max_statement_memory_bytes: int = 192_000_000
     watchdog_grace_s: float = 0.05
     write_reserve: float = 0.2
+
+
+#: shared by sessions opened without limits (frozen; a pooled connection keeps them applied)
+_DEFAULT_LIMITS = SessionLimits()
 
 
 @dataclass
@@ -310,11 +321,11 @@ class DatabaseImage:
         self.size_bytes = self.page_size * pages
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._ro_pool: list[apsw.Connection] = []
-        self._rw_pool: list[apsw.Connection] = []
+        #: idle connections as (connection, page-cache bytes, its empty change recorder or None,
+        #: the SessionLimits last applied to it)
+        self._ro_pool: list[tuple[apsw.Connection, int, None, Any]] = []
+        self._rw_pool: list[tuple[apsw.Connection, int, apsw.Session | None, Any]] = []
         self._rw_idle_bytes = 0
-        #: pooled connection -> its change recorder, kept while it recorded nothing
-        self._rw_changes: dict[apsw.Connection, apsw.Session] = {}
         #: digest cache: config key -> {table: TableDigest}, filled lazily by clarisql.envs.digest
         self.digest_cache: dict[Any, dict[str, Any]] = {}
 
@@ -354,22 +365,25 @@ class DatabaseImage:
         _configure(conn)
         return conn
 
-    def _acquire(self, writable: bool) -> apsw.Connection:
+    def _acquire(self, writable: bool) -> tuple[apsw.Connection, apsw.Session | None, Any]:
+        """A connection for a session, the empty change recorder it was pooled with (if any)
+        and the :class:`SessionLimits` last applied to it (``None`` for a new connection)."""
         with self._lock:
             pool = self._rw_pool if writable else self._ro_pool
-            conn = pool.pop() if pool else None
-            if conn is not None and writable:
-                self._rw_idle_bytes -= _cache_bytes(conn)
-        if conn is None:
-            conn = self._copy() if writable else self._open_readonly()
-        # Writable sessions run in autocommit mode (see Session): a pooled copy is back to the
-        # image because _release drops the pages a session wrote.
-        return conn
-
-    def _take_changes(self, conn: apsw.Connection) -> apsw.Session | None:
-        """The empty change recorder a pooled ``conn`` was given back with, if any."""
-        with self._lock:
-            return self._rw_changes.pop(conn, None)
+            entry = pool.pop() if pool else None
+            if entry is not None and writable:
+                self._rw_idle_bytes -= entry[1]
+        if entry is not None:
+            # Writable sessions run in autocommit mode (see Session): a pooled copy is back to
+            # the image because _release drops the pages a session wrote.
+            return entry[0], entry[2], entry[3]
+        ensure_soft_heap_limit()
+        conn = self._copy() if writable else self._open_readonly()
+        for factory in list(SESSION_EXTENSIONS.values()):
+            setup = getattr(factory, "setup", None)
+            if setup is not None:
+                setup(conn)
+        return conn, None, None
 
     def _release(
         self,
@@ -378,9 +392,11 @@ class DatabaseImage:
         reusable: bool,
         wrote: bool = True,
         changes: apsw.Session | None = None,
+        applied: Any = None,
     ) -> None:
         """Pool ``conn`` (reset if it ``wrote``) or close it; an empty change recorder
-        (``changes``, still attached) stays with a pooled connection for its next session."""
+        (``changes``, still attached) and the limits ``applied`` to it stay with a pooled
+        connection for its next session."""
         if writable and reusable:
             try:
                 if conn.in_transaction:
@@ -391,25 +407,25 @@ class DatabaseImage:
             except (apsw.Error, RuntimeError, KeyError):
                 reusable = False
         if reusable:
-            with self._lock:
-                if writable:
-                    nbytes = _cache_bytes(conn)
+            if writable:
+                nbytes = _cache_bytes(conn)
+                with self._lock:
                     if self._rw_idle_bytes + nbytes <= POOL_MAX_BYTES:
-                        self._rw_pool.append(conn)
+                        self._rw_pool.append((conn, nbytes, changes, applied))
                         self._rw_idle_bytes += nbytes
-                        if changes is not None:
-                            self._rw_changes[conn] = changes
                         return
-                elif len(self._ro_pool) < 8:
-                    self._ro_pool.append(conn)
-                    return
+            else:
+                with self._lock:
+                    if len(self._ro_pool) < 8:
+                        self._ro_pool.append((conn, 0, None, applied))
+                        return
         if changes is not None:
             changes.close()
         conn.close()
 
     def session(self, writable: bool, limits: SessionLimits | None = None) -> Session:
         """Open an episode's session (see the module docstring for the isolation contract)."""
-        return Session(self, writable, limits or SessionLimits())
+        return Session(self, writable, limits or _DEFAULT_LIMITS)
 
     def fresh_copy(self) -> apsw.Connection:
         """A private, unsandboxed writable copy (copy-on-write; for replaying golden actions)."""
@@ -466,18 +482,48 @@ class Session:
     Transaction-control statements (and savepoints) are refused to the agent.
     """
 
+    # (slots: a session is opened per episode, and its attributes are read per statement)
+    __slots__ = (
+        "image",
+        "writable",
+        "limits",
+        "dirty_tables",
+        "schema_changed",
+        "trusted_deadline",
+        "changes",
+        "_conn",
+        "_temp_used",
+        "_deadline",
+        "_mem0",
+        "_stop_reason",
+        "_stmt_writes",
+        "_sql",
+        "_first_stmt",
+        "_refusal",
+        "_pending_dirty",
+        "_tracer",
+        "_sqlite_s",
+        "_exts",
+        "_stmt_exts",
+        "_lazy",
+        "_slice_end",
+        "__weakref__",
+    )
+
     def __init__(self, image: DatabaseImage, writable: bool, limits: SessionLimits):
+        self._conn: apsw.Connection | None = None
         self.image = image
         self.writable = writable
         self.limits = limits
         self.dirty_tables: set[str] = set()
         self.schema_changed = False
-        self._temp_used = False
-        self._conn: apsw.Connection | None = image._acquire(writable)
-        # a pooled connection whose last session changed nothing keeps its empty recorder
-        idle_changes = image._take_changes(self._conn) if writable else None
         #: when set (``time.monotonic()``), :meth:`trusted` reads stop there (InterruptError)
         self.trusted_deadline: float | None = None
+        #: SQLite's session extension records which rows a writable session changes (by primary
+        #: key, or rowid for tables without one), so the digest can update a changed table's
+        #: multiset hash from those rows alone (clarisql.envs.digest).
+        self.changes: apsw.Session | None = None
+        self._temp_used = False
         self._deadline = 0.0
         #: the end of an inline statement's time slice (:meth:`execute_inline`); else inf
         self._slice_end = _INF
@@ -486,42 +532,76 @@ class Session:
         self._stmt_writes = False
         self._sql = ""
         self._first_stmt = True
+        self._refusal: _Refusal | None = None
+        self._sqlite_s = 0.0
+        self._pending_dirty: set[str] = set()
+        self._lazy: tuple[tuple[str, Any], ...] = ()
+        # a pooled connection whose last session changed nothing keeps its empty recorder
+        conn, idle_changes, applied = image._acquire(writable)
+        self._conn = conn
         #: the exec tracer, bound once (binding a method per statement costs an allocation)
         self._tracer = self._trace
-        ensure_soft_heap_limit()
         try:
-            apply_connection_limits(
-                self._conn,
-                max_value_bytes=limits.max_value_bytes,
-                writable=writable,
-                image_pages=image.size_bytes // image.page_size,
-                page_size=image.page_size,
-                max_growth_bytes=limits.max_growth_bytes,
-            )
+            if applied is limits:  # a pooled connection with these limits (re-assert the length)
+                conn.limit(apsw.SQLITE_LIMIT_LENGTH, max(1, int(limits.max_value_bytes)))
+            else:
+                apply_connection_limits(
+                    conn,
+                    max_value_bytes=limits.max_value_bytes,
+                    writable=writable,
+                    image_pages=image.size_bytes // image.page_size,
+                    page_size=image.page_size,
+                    max_growth_bytes=limits.max_growth_bytes,
+                )
         except apsw.Error:
-            image._release(self._conn, writable, reusable=False, changes=idle_changes)
+            image._release(conn, writable, reusable=False, changes=idle_changes)
             self._conn = None
             raise
-        self._refusal: _Refusal | None = None
-        self._pending_dirty: set[str] = set()
-        #: SQLite's session extension records which rows a writable session changes (by primary
-        #: key, or rowid for tables without one), so the digest can update a changed table's
-        #: multiset hash from those rows alone (clarisql.envs.digest).
-        self.changes: apsw.Session | None = None
         if writable:
+            if idle_changes is None:
+                idle_changes = apsw.Session(conn, "main")
+                idle_changes.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
+                idle_changes.attach(None)
             self.changes = idle_changes
-            if self.changes is None:
-                self.changes = apsw.Session(self._conn, "main")
-                self.changes.config(apsw.SQLITE_SESSION_OBJCONFIG_ROWID, 1)
-                self.changes.attach(None)
-        self._conn.authorizer = self._authorize
-        self._conn.set_progress_handler(self._progress, limits.progress_steps)
-        self.extensions: dict[str, Any] = {}
+        conn.authorizer = self._authorize
+        conn.set_progress_handler(self._progress, limits.progress_steps)
+        self._exts: dict[str, Any] = {}
+        self._stmt_exts: list[Any] = []
+        lazy = []
         for name, factory in list(SESSION_EXTENSIONS.items()):
-            ext = factory(self)
-            if ext is not None:
-                self.extensions[name] = ext
-        self._stmt_exts = [e for e in self.extensions.values() if hasattr(e, "before")]
+            if getattr(factory, "needed", None) is not None:
+                lazy.append((name, factory))
+            else:
+                self._make_extension(name, factory)
+        if lazy:
+            self._lazy = tuple(lazy)
+
+    # --- extensions --------------------------------------------------------------------------
+    def _make_extension(self, name: str, factory: Any) -> None:
+        ext = factory(self)
+        if ext is not None:
+            self._exts[name] = ext
+            if hasattr(ext, "before"):
+                self._stmt_exts.append(ext)
+
+    def _wake_extensions(self, sql: Any) -> None:
+        """Make the lazy extensions that ``sql`` may need, before it runs."""
+        rest = []
+        for name, factory in self._lazy:
+            if factory.needed(sql):
+                self._make_extension(name, factory)
+            else:
+                rest.append((name, factory))
+        self._lazy = tuple(rest)
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """The session's extensions by name (a lazy one is made when this is read)."""
+        if self._lazy:
+            lazy, self._lazy = self._lazy, ()
+            for name, factory in lazy:
+                self._make_extension(name, factory)
+        return self._exts
 
     # --- lifecycle ---------------------------------------------------------------------------
     @property
@@ -532,10 +612,14 @@ class Session:
 
     def close(self) -> None:
         """Give the connection back (its state is discarded); idempotent."""
+        self._close(pool=True)
+
+    def _close(self, pool: bool) -> None:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        for ext in getattr(self, "extensions", {}).values():
+        self._tracer = None  # (no cycle left: a dropped session is freed at once)
+        for ext in self._exts.values():
             if hasattr(ext, "close"):
                 ext.close()
         wrote = bool(self.dirty_tables) or self.schema_changed
@@ -550,26 +634,35 @@ class Session:
         conn.set_progress_handler(None)
         grown = False
         if self.writable and wrote:  # only a session that wrote can have grown its database
-            try:
-                # a copy-on-write file knows its size (no statement); temp has pages only
-                # when the session made temporary objects
-                main_bytes = cow_database_bytes(conn)
-                if main_bytes is None:
-                    (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
-                    main_bytes = pages * self.image.page_size
-                temp_pages = 0
-                if self._temp_used:
-                    (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
-                grown = (
-                    main_bytes > self.image.size_bytes + _POOL_SLACK_BYTES
-                    or temp_pages * self.image.page_size > _POOL_SLACK_BYTES
-                )
-            except apsw.Error:
-                grown = True
-        reusable = not self._temp_used and not grown and (self.writable or not conn.in_transaction)
-        self.image._release(conn, self.writable, reusable, wrote, idle_changes)
+            grown = self._grown(conn)
+        reusable = (
+            pool
+            and not self._temp_used
+            and not grown
+            and (self.writable or not conn.in_transaction)
+        )
+        self.image._release(conn, self.writable, reusable, wrote, idle_changes, self.limits)
         if grown:
             trim_heap()  # a big session's pages were freed with its connection: give them back
+
+    def _grown(self, conn: apsw.Connection) -> bool:
+        """Whether this session's database grew too far past the image to be pooled."""
+        try:
+            # a copy-on-write file knows its size (no statement); temp has pages only
+            # when the session made temporary objects
+            main_bytes = cow_database_bytes(conn)
+            if main_bytes is None:
+                (pages,) = conn.execute("PRAGMA main.page_count").fetchone()
+                main_bytes = pages * self.image.page_size
+            temp_pages = 0
+            if self._temp_used:
+                (temp_pages,) = conn.execute("PRAGMA temp.page_count").fetchone()
+            return (
+                main_bytes > self.image.size_bytes + _POOL_SLACK_BYTES
+                or temp_pages * self.image.page_size > _POOL_SLACK_BYTES
+            )
+        except apsw.Error:
+            return True
 
     def __enter__(self) -> Session:
         return self
@@ -577,9 +670,13 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self) -> None:  # pragma: no cover - safety net
+    def __del__(self) -> None:  # pragma: no cover - safety net (a closed session: one test)
+        # A session dropped unclosed closes its connection instead of pooling it: the garbage
+        # collector has already cleared the weak references to it (the per-connection maps of
+        # clarisql.envs.cow and .limits forget it), so it must not come back to life in a pool.
         try:
-            self.close()
+            if self._conn is not None:
+                self._close(pool=False)
         except Exception:
             pass
 
@@ -592,6 +689,8 @@ class Session:
     def _authorize(
         self, op: int, p1: str | None, p2: str | None, db: str | None, trig: str | None
     ) -> int:
+        if op in _ALWAYS_ALLOWED:  # (the common read operations: one set lookup)
+            return _SQLITE_OK
         if op in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
             return self._deny(
                 "ATTACH/DETACH (and VACUUM INTO) are not allowed: the episode cannot touch other files"
@@ -673,8 +772,11 @@ class Session:
         if self._first_stmt:
             self._first_stmt = False
             sql = self._sql
-            tail = sql[len(stmt) :] if sql.startswith(stmt) else ""
-            if not _only_comments(tail):
+            if (
+                len(sql) > len(stmt)
+                and sql.startswith(stmt)
+                and not _only_comments(sql[len(stmt) :])
+            ):
                 self._refusal = _Refusal(
                     "only one SQL statement per execute action (found several)", "multiple"
                 )
@@ -692,15 +794,24 @@ class Session:
         """Run one agent statement under the sandbox. Never raises for bad SQL (see module doc)."""
         t0 = time.perf_counter()
         self._sqlite_s = 0.0
+        for _, factory in self._lazy:  # (usually one: SUQL, until a statement needs it)
+            if factory.needed(sql):
+                self._wake_extensions(sql)
+                break
         exts = self._stmt_exts
-        original = sql
-        for ext in exts:
-            sql = ext.before(sql)
-        res = self._execute(sql)
-        for ext in exts:
-            ext.after(res)
-        if exts and isinstance(original, str):
-            res.sql = original
+        if exts:
+            original = sql
+            for ext in exts:
+                sql = ext.before(sql)
+            res = self._execute(sql)
+            for ext in exts:
+                ext.after(res)
+            if isinstance(original, str):
+                res.sql = original
+        else:
+            res = self._execute(sql)
+            if self._lazy and isinstance(sql, str):
+                res.sql = sql  # (as with the extension made: the statement as the agent wrote it)
         res.elapsed_s = time.perf_counter() - t0
         res.sqlite_s = self._sqlite_s
         return res
@@ -727,13 +838,15 @@ class Session:
         ``None`` too, at once, for a statement this does not run. Otherwise the result is the
         one :meth:`execute` gives.
         """
-        if isinstance(sql, str):
-            if self.writable and _first_word(sql) not in _INLINE_WORDS:
+        if isinstance(sql, str) and self.writable and _first_word(sql) not in _INLINE_WORDS:
+            return None
+        for _, factory in self._lazy:  # (a statement that needs SUQL may call a model)
+            if factory.needed(sql):
                 return None
-            for ext in self._stmt_exts:
-                ok = getattr(ext, "inline_ok", None)
-                if ok is not None and not ok(sql):
-                    return None
+        for ext in self._stmt_exts:
+            ok = getattr(ext, "inline_ok", None)
+            if ok is not None and not ok(sql):
+                return None
         guard = slice_guard()
         self._slice_end = end = time.monotonic() + slice_s
         guard.arm(self.connection, end)
@@ -779,10 +892,14 @@ class Session:
                 error="SQL contains a NUL character",
                 error_kind="encoding",
             )
-        start = _skip_comments(sql)
+        # (a statement that starts with a letter has no comment or white space to skip)
+        start = 0 if sql[:1].isalpha() else _skip_comments(sql)
         if start == len(sql):  # only white space, ``;`` and comments
             return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
-        if _first_word(sql, start) == "VACUUM":
+        # (the slice test first: an ASCII first word can be VACUUM only if it starts so)
+        if (sql[start : start + 6].upper() == "VACUUM" or not sql.isascii()) and _first_word(
+            sql, start
+        ) == "VACUUM":
             # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
             # would only say "cannot VACUUM from within a transaction".
             return ExecResult(
@@ -799,7 +916,9 @@ class Session:
                 error_kind="too-long",
             )
 
-        conn = self.connection
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("session is closed")
         self._refusal = None
         if self._pending_dirty:
             self._pending_dirty = set()
@@ -808,9 +927,6 @@ class Session:
         cur = conn.cursor()
         cur.exec_trace = self._tracer
         lim = self.limits
-        rows: list[tuple[Any, ...]] = []
-        truncated = False
-        columns: list[str] = []
         self._deadline = time.monotonic() + lim.timeout_s
         self._stop_reason = None
         self._stmt_writes = False
@@ -825,7 +941,7 @@ class Session:
         try:
             it = cur.execute(sql, can_cache=False)
             try:
-                columns = [d[0] for d in cur.get_description()]
+                columns = list(map(_FIRST, cur.get_description()))
             except apsw.ExecutionCompleteError:
                 columns = []
             rows, truncated = _take_rows(it, lim.max_rows, lim.max_bytes)
@@ -929,6 +1045,7 @@ class Session:
 
 
 _SIZED = (str, bytes)
+_FIRST = operator.itemgetter(0)
 _CHUNK_ROWS = 256
 
 
@@ -944,6 +1061,16 @@ def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> 
     that crosses the byte cap is walked row by row, so a large answer costs little more than
     SQLite's own fetch, and no more than one chunk past the cap is ever held.
     """
+    if max_rows > 0:  # the usual small answer: one chunk under both caps, returned as it is
+        want = _CHUNK_ROWS if max_rows > _CHUNK_ROWS else max_rows
+        chunk = list(itertools.islice(it, want))
+        size = 0
+        for r in chunk:
+            for v in r:
+                size += len(v) if v.__class__ in _SIZED else 8
+        if len(chunk) < want and size <= max_bytes:
+            return chunk, False
+        it = itertools.chain(chunk, it)  # (taken again below)
     rows: list[tuple[Any, ...]] = []
     nbytes = 0
     while len(rows) < max_rows:

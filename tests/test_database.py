@@ -240,3 +240,24 @@ def test_schema_changes_do_not_leak_into_the_next_episode(small_db: Path) -> Non
         ]
         assert names == ["cities", "kv", "log", "sales", "tags"]
         assert [r[1] for r in s.execute("PRAGMA table_info(cities)").rows] == ["id", "name"]
+
+
+def test_a_session_dropped_unclosed_closes_its_connection(small_db: Path) -> None:
+    # The garbage collector clears weak references before it runs __del__, so a connection
+    # that a dropped session gave back to the pool would come back without its per-connection
+    # state (and, never closed, could crash the interpreter at exit): it is closed instead.
+    import gc
+    import weakref
+
+    img = DatabaseImage(small_db)
+    for writable in (True, False):
+        s = img.session(writable, SessionLimits())
+        assert s.execute("SELECT count(*) FROM sales").ok
+        conn = weakref.ref(s.connection)
+        holder: list = [s]
+        holder.append(holder)  # (only the collector frees it)
+        del s, holder
+        gc.collect()
+        assert conn() is None  # closed and freed, not pooled
+        with img.session(writable, SessionLimits()) as s2:
+            assert s2.execute("SELECT count(*) FROM sales").rows == [(30,)]

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from clarisql.envs import SessionLimits, get_image
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.suql import using
-from clarisql.envs.suql.runtime import SuqlRuntime
 from clarisql.envs.tasks import save_tasks
 
 from .conftest import build_small_db, small_task
@@ -110,7 +109,7 @@ def test_slice_guard_stops_one_long_operation(tmp_path: Path) -> None:
         assert res is not None and res.rows == [(0,)]
 
 
-def test_model_calls_never_run_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_calls_never_run_inline(tmp_path: Path) -> None:
     db = sqlite_utils.Database(tmp_path / "r.sqlite")
     db["r"].insert_all(
         [{"id": 1, "reviews": "A romantic spot."}, {"id": 2, "reviews": "Loud."}], pk="id"
@@ -118,17 +117,18 @@ def test_model_calls_never_run_inline(tmp_path: Path, monkeypatch: pytest.Monkey
     db.close()
     img = get_image(tmp_path / "r.sqlite")
     q = "SELECT ANSWER(reviews, 'is it romantic?') FROM r ORDER BY id"
-    with using(backend="offline", embedder="none"), img.session(False) as s:
-        # named in the statement: declined at once
+    with using(backend="offline", embedder="none"), img.session(True) as s:
+        # named in the statement: declined at once (before and after the runtime exists)
         assert s.execute_inline(q, 1.0) is None
         assert s.execute_inline("SELECT suql_similarity(reviews, 'x') FROM r", 1.0) is None
-        # (a view or trigger cannot hide a call: SQLite refuses them there as unsafe); were
-        # one missed, the call itself stops the statement before any model is asked
-        monkeypatch.setattr(SuqlRuntime, "inline_ok", lambda self, sql: True)
+        # hidden behind a temporary view (views of the image cannot call it: SQLite refuses
+        # them as unsafe): the call itself stops the statement before any model is asked
+        assert s.execute("CREATE TEMP VIEW tv AS " + q).ok
         assert s.execute_inline(q, 1.0) is None
+        assert s.execute_inline("SELECT * FROM tv", 1.0) is None
         assert s.extensions["suql"].statements == []
         assert s.extensions["suql"].current.evaluations == 0
-        res = s.execute(q)
+        res = s.execute("SELECT * FROM tv")
         assert res.ok and len(res.rows) == 2
         assert s.extensions["suql"].current.evaluations == 2
 

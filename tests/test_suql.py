@@ -303,3 +303,34 @@ def test_exact_rewrites_keep_results_and_save_calls(tmp_path: Path, sql: str) ->
     assert out[True][0] == out[False][0]
     # DNF may ask the same question twice for one row (a cache hit), never the model more often
     assert out[True][1] <= out[False][1]
+
+
+def test_runtime_made_only_when_a_statement_may_call_the_functions(tmp_path: Path) -> None:
+    # A session that never spells ANSWER/SUMMARY/suql_similarity makes no runtime (the reset
+    # path stays cheap), yet the functions are listed on every connection, work from a
+    # temporary view made in the session, from UTF-8 bytes and on a pooled connection, and the
+    # episode stats read the same either way.
+    img = get_image(_db(tmp_path / "r.sqlite"))
+    names = "SELECT name FROM pragma_function_list WHERE name IN ('answer', 'summary') ORDER BY 1"
+    with using(backend="offline", embedder="none"):
+        for writable in (False, True):
+            with img.session(writable) as s:
+                fl = s.execute("PRAGMA function_list")
+                assert s._lazy and not s._stmt_exts  # (no runtime yet)
+                assert {"answer", "summary"} <= {r[0] for r in fl.rows}
+                assert s.execute(names).rows == [("answer",), ("summary",)]
+                assert s._stmt_exts  # spelled in the statement: made before it ran
+            with img.session(writable) as s:
+                res = s.execute(b"SELECT ANSWER(description, 'who is the chef?') FROM r WHERE id=3")
+                assert res.ok and res.rows == [("Cy Dee",)]
+                assert s.extensions["suql"].current.evaluations == 1
+            with img.session(writable) as s:
+                res = s.execute("SELECT 1")
+                ep = s.extensions["suql"].episode_stats()  # made when read
+                assert ep["backend"] == "offline" and ep["queries"] == ep["evaluations"] == 0
+                assert res.sql == "SELECT 1"
+        with img.session(True) as s:
+            assert s.execute("CREATE TEMP VIEW v AS SELECT SUMMARY(reviews) AS x FROM r").ok
+            res = s.execute("SELECT x FROM v WHERE x LIKE 'Candle%'")
+            assert res.ok and len(res.rows) == 1
+            assert s.extensions["suql"].episode_stats()["evaluations"] >= 4

@@ -78,3 +78,35 @@ def test_no_interrupt_is_issued_after_cancel_returns() -> None:
     for probe, returned in seen:
         assert len(probe.calls) <= 1
         assert all(stop <= returned for _, stop in probe.calls)
+
+
+def test_a_statement_after_many_cancelled_ones_is_interrupted_on_time() -> None:
+    # the thread sleeps until the deadline armed last while nothing runs: a statement armed
+    # after a stream of short (cancelled) ones, with the same budget, must still be stopped
+    dog = Watchdog()
+    short, busy = apsw.Connection(":memory:"), apsw.Connection(":memory:")
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        dog.cancel(dog.watch(short, time.monotonic() + 0.25))
+    t0 = time.monotonic()
+    dog.watch(busy, t0 + 0.25)
+    with pytest.raises(apsw.InterruptError):
+        _bounded(busy, t0).execute(ENDLESS).fetchall()
+    assert time.monotonic() - t0 < 2.0
+    assert short.execute("SELECT 3").fetchall() == [(3,)]
+
+
+def test_a_deadline_armed_while_the_thread_scans_is_not_missed() -> None:
+    """The thread snapshots the armed statements under its lock with its wake-up time set to
+    ``-inf``; a statement armed after the snapshot reads that and takes the lock, which it gets
+    once the thread waits, with the real wake-up time: it is stopped on time."""
+    dog = Watchdog()
+    conn = apsw.Connection(":memory:")
+    with dog._lock:  # as the thread holds it while it scans (the first watch starts it)
+        dog._thread = dog._thread or object()  # (no thread: the scan is simulated)
+        dog._wake_at = float("-inf")
+    calls = []
+    dog._wake = calls.append  # type: ignore[method-assign]
+    deadline = time.monotonic() + 0.2
+    dog.watch(conn, deadline)
+    assert calls == [deadline]

@@ -57,7 +57,7 @@ from clarisql.envs.suql.backends import (
 )
 from clarisql.envs.suql.compiler import Plan, compile_sql
 from clarisql.envs.suql.embed import Embedder, make_embedder
-from clarisql.envs.suql.runtime import StatementStats, SuqlRuntime
+from clarisql.envs.suql.runtime import StatementStats, SuqlRuntime, _bind, may_call
 
 
 def make_backend(spec: str | Backend) -> Backend:
@@ -159,11 +159,23 @@ def using(**kw: Any) -> Iterator[SuqlConfig]:
             _CONFIG = prev
 
 
-def _extension(session: Session) -> SuqlRuntime:
-    return SuqlRuntime(session, get_config())
+class _Extension:
+    """The session extension's factory: a runtime is made only for a session that may call the
+    functions (:func:`~clarisql.envs.suql.runtime.may_call`), and every new session connection
+    gets the functions registered at once (they answer NULL outside a runtime), so
+    ``PRAGMA function_list`` reads the same on every connection."""
+
+    needed = staticmethod(may_call)
+
+    @staticmethod
+    def setup(conn: Any) -> None:
+        _bind(conn, None)
+
+    def __call__(self, session: Session) -> SuqlRuntime:
+        return SuqlRuntime(session, get_config())
 
 
-SESSION_EXTENSIONS["suql"] = _extension
+SESSION_EXTENSIONS["suql"] = _Extension()
 
 __all__ = [
     "Backend",

@@ -1,6 +1,8 @@
 """The per-session SUQL runtime: SQL functions on the session's connection, compiling, counting.
 
-One :class:`SuqlRuntime` per :class:`~clarisql.envs.database.Session` (a session extension).
+One :class:`SuqlRuntime` per :class:`~clarisql.envs.database.Session` (a session extension,
+made lazily: before the session's first statement that :func:`may_call` the functions, or when
+``session.extensions`` is read; a session that never uses them pays nothing per statement).
 It registers ``ANSWER(text_or_texts, question)``, ``SUMMARY(text_or_texts)`` and
 ``suql_similarity(text, query)`` on the connection, compiles each statement
 (:mod:`clarisql.envs.suql.compiler`) before the sandbox runs it, and counts per statement the
@@ -93,8 +95,8 @@ class SuqlRuntime:
         self.current = StatementStats()
         self._deadline = _INF
         self._queries: dict[str, list[str]] = {}
-        self._conn = session.connection
-        self._slot = _bind(self._conn, self)
+        #: the connection's function slot, bound before this runtime's first statement
+        self._slot: list[SuqlRuntime | None] | None = None
 
     # --- SQL functions ------------------------------------------------------------------------
     def _call(self, kind: str, value: Any, question: str) -> str | None:
@@ -150,9 +152,11 @@ class SuqlRuntime:
     def inline_ok(self, sql: Any) -> bool:
         """Whether ``sql`` may run inline (:meth:`Session.execute_inline`): not when it names
         ANSWER, SUMMARY or suql_similarity (they call models)."""
-        return not may_rewrite(sql) and not (isinstance(sql, str) and "suql_" in sql.lower())
+        return not may_call(sql)
 
     def before(self, sql: Any) -> Any:
+        if self._slot is None or self._slot[0] is not self:
+            self._slot = _bind(self.session.connection, self)
         cur = self.current
         if cur.evaluations or cur.rewritten or cur.steps or not cur.ok:
             self.current = StatementStats()  # the last one may be kept in self.statements
@@ -214,7 +218,7 @@ class SuqlRuntime:
 
     def close(self) -> None:
         self._deadline = -_INF
-        if self._slot[0] is self:
+        if self._slot is not None and self._slot[0] is self:
             self._slot[0] = None
 
     # --- reporting -------------------------------------------------------------------------------
@@ -238,7 +242,24 @@ class SuqlRuntime:
 _SLOTS = ConnectionMap()
 
 
-def _bind(conn: Any, runtime: SuqlRuntime) -> list[SuqlRuntime | None]:
+def may_call(sql: object) -> bool:
+    """Whether ``sql`` (text or UTF-8 bytes) may call ANSWER, SUMMARY or suql_similarity.
+
+    SQLite names a function only by spelling it (quoted or not, ASCII case-insensitively), and
+    views or triggers of the image cannot call these functions (``trusted_schema`` is off), so a
+    statement that does not spell one of the names cannot reach a runtime that does not exist yet
+    (a temporary view made in the session spelled it when it was made).
+    """
+    if isinstance(sql, str):
+        low = sql.lower()
+        return "answer" in low or "summary" in low or "suql_similarity" in low
+    if isinstance(sql, (bytes, bytearray)):
+        low_b = bytes(sql).lower()
+        return b"answer" in low_b or b"summary" in low_b or b"suql_similarity" in low_b
+    return False
+
+
+def _bind(conn: Any, runtime: SuqlRuntime | None) -> list[SuqlRuntime | None]:
     """Point ``conn``'s ANSWER/SUMMARY/suql_similarity at ``runtime``; returns the slot.
 
     A pooled connection serves many sessions: the functions are registered on it once and call
@@ -268,4 +289,4 @@ def _bind(conn: Any, runtime: SuqlRuntime) -> list[SuqlRuntime | None]:
     return slot
 
 
-__all__ = ["StatementStats", "SuqlRuntime"]
+__all__ = ["StatementStats", "SuqlRuntime", "may_call"]
