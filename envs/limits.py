@@ -126,6 +126,13 @@ def trim_heap() -> None:
         pass
 
 
+def _interrupt(conn: Any) -> None:
+    try:
+        conn.interrupt()
+    except Exception:  # a closed connection: nothing to stop
+        pass
+
+
 #: the watchdog's wake-up time while its thread scans the armed statements
 _SCANNING = float("-inf")
 
@@ -232,12 +239,8 @@ class Watchdog:
         self._firing = True  # before taking the token: see cancel()
         try:
             entry = self._live.pop(token, None)
-            if entry is not None:
-                # under the lock: cancel() cannot return while this is issued
-                try:
-                    entry[1].interrupt()
-                except Exception:  # a closed connection: nothing to stop
-                    pass
+            if entry is not None:  # under the lock: cancel() cannot return while this is issued
+                _interrupt(entry[1])
         finally:
             self._firing = False
 
@@ -305,10 +308,7 @@ class SliceGuard:
                 try:
                     slot = self._slot
                     if slot is not None and time.monotonic() > slot[1]:
-                        try:
-                            slot[0].interrupt()
-                        except Exception:  # a closed connection: nothing to stop
-                            pass
+                        _interrupt(slot[0])
                 finally:
                     self._firing = False
 
