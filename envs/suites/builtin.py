@@ -51,15 +51,18 @@ import hashlib
 import random
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.image_files import cache_dir
 from clarisql.envs.suites import DatabaseSpec, Suite
-from clarisql.envs.suites.builtin_db import build_database
-from clarisql.envs.suites.builtin_phrasing import tidy
-from clarisql.envs.suites.builtin_writes import BuiltinMakers
-from clarisql.envs.synth.domain import DomainRun, Quota, build_domain_folder, generate_domain
 from clarisql.envs.tasks import Task, load_tasks
+
+if TYPE_CHECKING:
+    from clarisql.envs.synth.domain import DomainRun, Quota
+
+# The generator's modules (the database builder, phrasing, makers, the synthesis engine) are
+# imported only to build the suite: loading it from the cache needs none of them (the builder's
+# sqlite_utils imports pandas when installed, ~0.25 s in every process that loads the suite).
 
 #: Bump when the generated database or tasks change (it names the cache folder).
 GENERATOR_VERSION = 2
@@ -102,12 +105,19 @@ class BuiltinDomain:
     description = DESCRIPTION
 
     def build_database(self, path: Path, rng: random.Random) -> Any:
+        from clarisql.envs.suites.builtin_db import build_database
+
         return build_database(path, rng)
 
     def tidy(self, text: str) -> str:
+        from clarisql.envs.suites.builtin_phrasing import tidy
+
         return tidy(text)
 
     def plan(self, run: DomainRun) -> list[Quota]:
+        from clarisql.envs.suites.builtin_writes import BuiltinMakers
+        from clarisql.envs.synth.domain import Quota
+
         m, c = BuiltinMakers(run), TARGET_COUNTS
         quotas = [
             Quota("well-specified", c["well-specified"], m.well_specified_makers()),
@@ -212,6 +222,8 @@ def builtin_suite(seed: int = 0, cache_dir: str | Path | None = None) -> Suite:
 def build_builtin(folder: str | Path, seed: int = 0) -> tuple[Path, Path]:
     """Generate the database, tasks and SUITE.md for ``seed`` into ``folder`` (atomically);
     return the database and task file paths."""
+    from clarisql.envs.synth.domain import build_domain_folder
+
     return build_domain_folder(
         BuiltinDomain(), folder, seed, DB_FILE, TASKS_FILE, version=GENERATOR_VERSION
     )
@@ -219,6 +231,8 @@ def build_builtin(folder: str | Path, seed: int = 0) -> tuple[Path, Path]:
 
 def generate_builtin(db_path: str | Path, seed: int = 0) -> list[Task]:
     """Write the built-in database to ``db_path`` (a new or empty file) and return its tasks."""
+    from clarisql.envs.synth.domain import generate_domain
+
     return generate_domain(BuiltinDomain(), db_path, seed)
 
 
