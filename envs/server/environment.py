@@ -34,8 +34,9 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
     event loop itself when it finishes within ``inline_slice_s`` of SQL and calls no model
     (``ClarifySQLEnv.step_inline``); any other step runs on a worker thread, as every step did
     before. A hop to a thread and back costs more than a small step (two thread switches and
-    the loop's self-pipe: ~50 µs of CPU and more of latency per step, measured), and the slice
-    bounds what an inline step can hold the loop up (see ``ServeConfig.inline_slice_ms``).
+    the loop's self-pipe: ~110 µs of server CPU and ~125 µs of latency per step, measured with
+    ``benchmarks/bench_server.py``), and the slice bounds what an inline step can hold the loop
+    up (see ``ServeConfig.inline_slice_ms``).
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
