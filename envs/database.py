@@ -30,19 +30,20 @@ Contract
   at most its changed pages + its page cache + 2 x ``max_growth_bytes`` +
   ``max_statement_memory_bytes`` (defaults: changed pages + 320 MB), and a connection that grew past its image is closed, not pooled, when the
   episode ends, its memory given back.
+- What is known of a statement apart from running it (its text checks, the authorizer's tables,
+  the results and error messages, fetching within the caps) lives in
+  :mod:`clarisql.envs.statements`; this module opens, pools and runs.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import operator
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,90 +59,31 @@ from clarisql.envs.limits import (
     slice_guard,
     trim_heap,
 )
+from clarisql.envs.statements import (
+    ALWAYS_ALLOWED,
+    DENIED_FUNCTIONS,
+    FIRST_ITEM,
+    INLINE_WORDS,
+    INTROSPECTION_PRAGMAS,
+    READ_PRAGMAS,
+    ROW_CHANGING,
+    SCHEMA_TABLES,
+    STATEMENT_ERRORS,
+    TEMP_ACTIONS,
+    WRITE_ACTIONS,
+    ExecResult,
+    Refusal,
+    check_text,
+    clean_error,
+    error_result,
+    first_word,
+    only_comments,
+    take_rows,
+    words,
+)
 
 _INF = float("inf")
-#: what a writable session may run inline (:meth:`Session.execute_inline`): statements that
-#: cannot change the database (an interrupted read changed nothing, so it can be run again)
-_INLINE_WORDS = frozenset({"SELECT", "VALUES", "EXPLAIN", "PRAGMA"})
-
-# Pragmas an agent may read (no argument) or call with a table/index name argument.
-_INTROSPECTION_PRAGMAS = frozenset(
-    {
-        "table_info",
-        "table_xinfo",
-        "table_list",
-        "index_list",
-        "index_info",
-        "index_xinfo",
-        "foreign_key_list",
-        "foreign_key_check",
-        "integrity_check",
-        "quick_check",
-    }
-)
-_READ_PRAGMAS = frozenset(
-    {
-        "foreign_keys",
-        "user_version",
-        "schema_version",
-        "page_count",
-        "page_size",
-        "encoding",
-        "collation_list",
-        "compile_options",
-        "freelist_count",
-        "application_id",
-        "data_version",
-        "max_page_count",
-        "auto_vacuum",
-        "journal_mode",
-        "case_sensitive_like",
-        "function_list",
-        "pragma_list",
-        "module_list",
-    }
-)
-_WRITE_ACTIONS = {
-    apsw.SQLITE_INSERT: "INSERT",
-    apsw.SQLITE_UPDATE: "UPDATE",
-    apsw.SQLITE_DELETE: "DELETE",
-    apsw.SQLITE_CREATE_TABLE: "CREATE TABLE",
-    apsw.SQLITE_DROP_TABLE: "DROP TABLE",
-    apsw.SQLITE_ALTER_TABLE: "ALTER TABLE",
-    apsw.SQLITE_CREATE_INDEX: "CREATE INDEX",
-    apsw.SQLITE_DROP_INDEX: "DROP INDEX",
-    apsw.SQLITE_CREATE_VIEW: "CREATE VIEW",
-    apsw.SQLITE_DROP_VIEW: "DROP VIEW",
-    apsw.SQLITE_CREATE_TRIGGER: "CREATE TRIGGER",
-    apsw.SQLITE_DROP_TRIGGER: "DROP TRIGGER",
-    apsw.SQLITE_REINDEX: "REINDEX",
-    apsw.SQLITE_ANALYZE: "ANALYZE",
-}
-_TEMP_ACTIONS = {
-    apsw.SQLITE_CREATE_TEMP_TABLE,
-    apsw.SQLITE_CREATE_TEMP_INDEX,
-    apsw.SQLITE_CREATE_TEMP_VIEW,
-    apsw.SQLITE_CREATE_TEMP_TRIGGER,
-    apsw.SQLITE_DROP_TEMP_TABLE,
-    apsw.SQLITE_DROP_TEMP_INDEX,
-    apsw.SQLITE_DROP_TEMP_VIEW,
-    apsw.SQLITE_DROP_TEMP_TRIGGER,
-}
-# Actions whose first argument names a table whose rows may change.
-_ROW_CHANGING = {
-    apsw.SQLITE_INSERT,
-    apsw.SQLITE_UPDATE,
-    apsw.SQLITE_DELETE,
-    apsw.SQLITE_CREATE_TABLE,
-    apsw.SQLITE_DROP_TABLE,
-}
-# Operations the authorizer allows whatever their arguments (a fast path for reads).
-_ALWAYS_ALLOWED = frozenset({apsw.SQLITE_SELECT, apsw.SQLITE_READ, apsw.SQLITE_RECURSIVE})
 _SQLITE_OK = apsw.SQLITE_OK
-_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
-_SCHEMA_TABLES = frozenset(
-    {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
-)
 # A writable copy that grew more than this past its image is closed, not pooled, at the end.
 _POOL_SLACK_BYTES = 4_000_000
 
@@ -189,88 +131,6 @@ class SessionLimits:
 _DEFAULT_LIMITS = SessionLimits()
 
 
-@dataclass
-class ExecResult:
-    """Outcome of one statement. ``ok=False`` carries ``error``; rows are tuples."""
-
-    ok: bool
-    sql: str
-    columns: list[str] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
-    truncated: bool = False
-    changes: int = 0
-    error: str | None = None
-    error_kind: str | None = (
-        None  # refused | syntax | runtime | timeout | empty | encoding | too-many | deferred
-    )
-    elapsed_s: float = 0.0  # the whole call, sandbox checks included
-    sqlite_s: float = 0.0  # time inside SQLite: preparing, stepping and fetching the statement
-    is_write: bool = False
-
-    @property
-    def returns_rows(self) -> bool:
-        return self.ok and bool(self.columns)
-
-
-class _Refusal(Exception):
-    def __init__(self, message: str, kind: str = "refused"):
-        super().__init__(message)
-        self.kind = kind
-
-
-def _skip_comments(text: str, i: int = 0) -> int:
-    """Index of the first character at or after ``i`` that is not white space, ``;`` or a comment.
-
-    Written by hand because it must agree with SQLite's own tokenizer on exactly this small
-    point (what may surround the one statement of an action); a full SQL parser would be overkill
-    and could disagree with SQLite elsewhere.
-    """
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace() or ch == ";":
-            i += 1
-        elif text.startswith("--", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        else:
-            return i
-    return n
-
-
-def _only_comments(text: str) -> bool:
-    """True when ``text`` holds nothing but white space, ``;`` and SQL comments."""
-    return _skip_comments(text) == len(text)
-
-
-def _first_word(text: str, start: int | None = None) -> str:
-    """The first word (upper case) at or after ``start`` (default: after any comments)."""
-    i = _skip_comments(text) if start is None else start
-    j = i
-    while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-        j += 1
-    return text[i:j].upper()
-
-
-def _words(text: str, n: int) -> list[str]:
-    """The first ``n`` words of ``text`` (upper case), comments and white space skipped."""
-    out: list[str] = []
-    i = 0
-    while len(out) < n:
-        i = _skip_comments(text, i)
-        j = i
-        while j < len(text) and (text[j].isalnum() or text[j] == "_"):
-            j += 1
-        if j == i:
-            break
-        out.append(text[i:j].upper())
-        i = j
-    return out
-
-
 def _configure(conn: apsw.Connection) -> None:
     """Harden a connection: no DQS quirk, defensive mode, no extensions, no ATTACH."""
     conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
@@ -314,7 +174,9 @@ class DatabaseImage:
         try:
             self.base_path = base_file(self.path, self.post_copy_sql)
         except apsw.Error as e:
-            raise DatabaseFileError(f"{self.path}: post-copy SQL failed ({_clean(e)})") from None
+            raise DatabaseFileError(
+                f"{self.path}: post-copy SQL failed ({clean_error(e)})"
+            ) from None
         #: names this content across processes (the on-disk digest cache)
         self.content_key = content_key(self.base_path, repr(self.post_copy_sql))
         self.page_size, pages = check_database_file(self.base_path)
@@ -532,7 +394,7 @@ class Session:
         self._stmt_writes = False
         self._sql = ""
         self._first_stmt = True
-        self._refusal: _Refusal | None = None
+        self._refusal: Refusal | None = None
         self._sqlite_s = 0.0
         self._pending_dirty: set[str] = set()
         self._lazy: tuple[tuple[str, Any], ...] = ()
@@ -683,13 +545,13 @@ class Session:
     # --- sandbox hooks -----------------------------------------------------------------------
     def _deny(self, message: str) -> int:
         if self._refusal is None:
-            self._refusal = _Refusal(message)
+            self._refusal = Refusal(message)
         return apsw.SQLITE_DENY
 
     def _authorize(
         self, op: int, p1: str | None, p2: str | None, db: str | None, trig: str | None
     ) -> int:
-        if op in _ALWAYS_ALLOWED:  # (the common read operations: one set lookup)
+        if op in ALWAYS_ALLOWED:  # (the common read operations: one set lookup)
             return _SQLITE_OK
         if op in (apsw.SQLITE_ATTACH, apsw.SQLITE_DETACH):
             return self._deny(
@@ -697,13 +559,13 @@ class Session:
             )
         if op == apsw.SQLITE_PRAGMA:
             name = (p1 or "").lower()
-            if name in _INTROSPECTION_PRAGMAS or (name in _READ_PRAGMAS and p2 is None):
+            if name in INTROSPECTION_PRAGMAS or (name in READ_PRAGMAS and p2 is None):
                 return apsw.SQLITE_OK
             return self._deny(
                 f"PRAGMA {name} is not allowed: only schema-introspection and read-only pragmas may run"
             )
         if op == apsw.SQLITE_FUNCTION:
-            if (p2 or "").lower() in _DENIED_FUNCTIONS:
+            if (p2 or "").lower() in DENIED_FUNCTIONS:
                 return self._deny(f"function {p2}() is not allowed")
             return apsw.SQLITE_OK
         if op in (apsw.SQLITE_TRANSACTION, apsw.SQLITE_SAVEPOINT):
@@ -712,12 +574,12 @@ class Session:
             )
         if op in (apsw.SQLITE_CREATE_VTABLE, apsw.SQLITE_DROP_VTABLE):
             return self._deny("virtual tables are not allowed")
-        if op in _TEMP_ACTIONS:
+        if op in TEMP_ACTIONS:
             if not self.writable:
                 return self._deny("this episode is read-only: temporary objects cannot be created")
             self._temp_used = self._stmt_writes = True
             return apsw.SQLITE_OK
-        if op in _WRITE_ACTIONS:
+        if op in WRITE_ACTIONS:
             if db == "temp":
                 if not self.writable:
                     return self._deny("this episode is read-only: writes are not allowed")
@@ -728,7 +590,7 @@ class Session:
                     f"this episode is read-only: {self._operation(op, p1)} is not allowed"
                 )
             self._stmt_writes = True
-            if op in _ROW_CHANGING and p1:
+            if op in ROW_CHANGING and p1:
                 self._pending_dirty.add(p1)
             elif op == apsw.SQLITE_ALTER_TABLE and p2:
                 self._pending_dirty.add(p2)
@@ -744,13 +606,13 @@ class Session:
         INSERT for CREATE VIEW) before the DDL action itself, so such a write is named after the
         statement (``DROP TABLE``, ``CREATE VIEW``) rather than the schema-table write.
         """
-        name = _WRITE_ACTIONS[op]
-        if (p1 or "").lower() in _SCHEMA_TABLES:
-            words = _words(self._sql, 4)
-            if words and words[0] in ("CREATE", "DROP", "ALTER"):
-                kinds = [w for w in words[1:] if w not in ("TEMP", "TEMPORARY", "UNIQUE")]
+        name = WRITE_ACTIONS[op]
+        if (p1 or "").lower() in SCHEMA_TABLES:
+            first = words(self._sql, 4)
+            if first and first[0] in ("CREATE", "DROP", "ALTER"):
+                kinds = [w for w in first[1:] if w not in ("TEMP", "TEMPORARY", "UNIQUE")]
                 if kinds:
-                    name = f"{words[0]} {kinds[0]}"
+                    name = f"{first[0]} {kinds[0]}"
         return name
 
     def _progress(self) -> bool:
@@ -775,16 +637,16 @@ class Session:
             if (
                 len(sql) > len(stmt)
                 and sql.startswith(stmt)
-                and not _only_comments(sql[len(stmt) :])
+                and not only_comments(sql[len(stmt) :])
             ):
-                self._refusal = _Refusal(
+                self._refusal = Refusal(
                     "only one SQL statement per execute action (found several)", "multiple"
                 )
                 return False
             return True
-        if _only_comments(stmt):
+        if only_comments(stmt):
             return True
-        self._refusal = _Refusal(
+        self._refusal = Refusal(
             "only one SQL statement per execute action (found several)", "multiple"
         )
         return False
@@ -838,7 +700,7 @@ class Session:
         ``None`` too, at once, for a statement this does not run. Otherwise the result is the
         one :meth:`execute` gives.
         """
-        if isinstance(sql, str) and self.writable and _first_word(sql) not in _INLINE_WORDS:
+        if isinstance(sql, str) and self.writable and first_word(sql) not in INLINE_WORDS:
             return None
         for _, factory in self._lazy:  # (a statement that needs SUQL may call a model)
             if factory.needed(sql):
@@ -858,64 +720,10 @@ class Session:
         return None if res.error_kind == "deferred" else res
 
     def _execute(self, sql: Any) -> ExecResult:
-        if isinstance(sql, (bytes, bytearray)):
-            try:
-                sql = bytes(sql).decode("utf-8")
-            except UnicodeDecodeError as e:
-                return ExecResult(
-                    False,
-                    repr(sql)[:200],
-                    error=f"SQL is not valid UTF-8 ({e.reason} at byte {e.start})",
-                    error_kind="encoding",
-                )
-        if not isinstance(sql, str):
-            return ExecResult(
-                False,
-                repr(sql)[:200],
-                error=f"SQL must be a string, got {type(sql).__name__}",
-                error_kind="encoding",
-            )
-        try:
-            if not sql.isascii():  # (ASCII text always encodes: no copy made for it)
-                sql.encode("utf-8")
-        except UnicodeEncodeError as e:
-            return ExecResult(
-                False,
-                sql.encode("utf-8", "replace").decode()[:200],
-                error=f"SQL is not valid UTF-8 text ({e.reason})",
-                error_kind="encoding",
-            )
-        if "\x00" in sql:
-            return ExecResult(
-                False,
-                sql.replace("\x00", "\\0")[:200],
-                error="SQL contains a NUL character",
-                error_kind="encoding",
-            )
-        # (a statement that starts with a letter has no comment or white space to skip)
-        start = 0 if sql[:1].isalpha() else _skip_comments(sql)
-        if start == len(sql):  # only white space, ``;`` and comments
-            return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
-        # (the slice test first: an ASCII first word can be VACUUM only if it starts so)
-        if (sql[start : start + 6].upper() == "VACUUM" or not sql.isascii()) and _first_word(
-            sql, start
-        ) == "VACUUM":
-            # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
-            # would only say "cannot VACUUM from within a transaction".
-            return ExecResult(
-                False,
-                sql,
-                error="VACUUM (and VACUUM INTO) is not allowed in an episode",
-                error_kind="refused",
-            )
-        if len(sql) > self.limits.max_sql_chars:
-            return ExecResult(
-                False,
-                sql[:200],
-                error=f"SQL is longer than {self.limits.max_sql_chars} characters",
-                error_kind="too-long",
-            )
-
+        checked = check_text(sql, self.limits.max_sql_chars)
+        if checked.__class__ is not str:
+            return checked  # type: ignore[return-value]  (a refusal)
+        sql = checked
         conn = self._conn
         if conn is None:
             raise RuntimeError("session is closed")
@@ -941,61 +749,13 @@ class Session:
         try:
             it = cur.execute(sql, can_cache=False)
             try:
-                columns = list(map(_FIRST, cur.get_description()))
+                columns = list(map(FIRST_ITEM, cur.get_description()))
             except apsw.ExecutionCompleteError:
                 columns = []
-            rows, truncated = _take_rows(it, lim.max_rows, lim.max_bytes)
-        except apsw.ExecTraceAbort:
-            ref = self._refusal or _Refusal("statement refused")
-            return ExecResult(False, sql, error=str(ref), error_kind=ref.kind)
-        except apsw.InterruptError:
-            if self._slice_end != _INF and self._stop_reason != "memory":
-                # an inline statement's slice ran out (or it met a model call): run it again
-                return ExecResult(
-                    False, sql, error="stopped at its time slice", error_kind="deferred"
-                )
-            if self._stop_reason == "memory":
-                return ExecResult(
-                    False,
-                    sql,
-                    error="statement stopped: it needed more than "
-                    f"{lim.max_statement_memory_bytes / 1e6:g} MB of memory",
-                    error_kind="memory",
-                )
-            return ExecResult(
-                False,
-                sql,
-                error=f"statement stopped: it ran past the {lim.timeout_s:g} s time budget",
-                error_kind="timeout",
-            )
-        except apsw.TooBigError:
-            return ExecResult(
-                False,
-                sql,
-                error="string, blob or row too big: a value may be at most "
-                f"{lim.max_value_bytes} bytes",
-                error_kind="too-big",
-            )
-        except apsw.FullError:
-            return ExecResult(
-                False,
-                sql,
-                error="database full: an episode's database may grow by at most "
-                f"{lim.max_growth_bytes / 1e6:g} MB (the statement was undone)",
-                error_kind="full",
-            )
-        except apsw.NoMemError:
-            return ExecResult(False, sql, error="out of memory", error_kind="memory")
-        except apsw.Error as e:
-            if self._refusal is not None:
-                return ExecResult(
-                    False, sql, error=str(self._refusal), error_kind=self._refusal.kind
-                )
-            if not isinstance(e, apsw.SQLError):
-                return ExecResult(False, sql, error=_clean(e), error_kind="runtime")
-            return ExecResult(False, sql, error=_clean(e), error_kind="syntax")
-        except (OverflowError, MemoryError, ValueError) as e:
-            return ExecResult(False, sql, error=f"{type(e).__name__}: {e}", error_kind="runtime")
+            rows, truncated = take_rows(it, lim.max_rows, lim.max_bytes)
+        except STATEMENT_ERRORS as e:
+            inline = self._slice_end != _INF
+            return error_result(e, sql, lim, self._refusal, self._stop_reason, inline)
         finally:
             if token >= 0:
                 WATCHDOG.cancel(token)
@@ -1042,66 +802,6 @@ class Session:
 
     def is_dirty(self, table: str) -> bool:
         return table.lower() in self.dirty_tables
-
-
-_SIZED = (str, bytes)
-_FIRST = operator.itemgetter(0)
-_CHUNK_ROWS = 256
-
-
-def _row_bytes(row: tuple[Any, ...]) -> int:
-    return sum(len(v) if v.__class__ in _SIZED else 8 for v in row)
-
-
-def _take_rows(it: Iterator[tuple[Any, ...]], max_rows: int, max_bytes: int) -> tuple[list, bool]:
-    """Up to ``max_rows`` rows of ``it`` whose size (strings and blobs by length, other values 8
-    bytes) stays within ``max_bytes``; ``truncated`` when more were there.
-
-    Rows are taken in chunks (``islice`` runs in C) and sized a chunk at a time; only the chunk
-    that crosses the byte cap is walked row by row, so a large answer costs little more than
-    SQLite's own fetch, and no more than one chunk past the cap is ever held.
-    """
-    if max_rows > 0:  # the usual small answer: one chunk under both caps, returned as it is
-        want = _CHUNK_ROWS if max_rows > _CHUNK_ROWS else max_rows
-        chunk = list(itertools.islice(it, want))
-        size = 0
-        for r in chunk:
-            for v in r:
-                size += len(v) if v.__class__ in _SIZED else 8
-        if len(chunk) < want and size <= max_bytes:
-            return chunk, False
-        it = itertools.chain(chunk, it)  # (taken again below)
-    rows: list[tuple[Any, ...]] = []
-    nbytes = 0
-    while len(rows) < max_rows:
-        want = min(_CHUNK_ROWS, max_rows - len(rows))
-        chunk = list(itertools.islice(it, want))
-        if not chunk:
-            return rows, False
-        size = 0
-        for r in chunk:  # (a plain loop: a generator fed to sum() costs more per row)
-            for v in r:
-                size += len(v) if v.__class__ in _SIZED else 8
-        if nbytes + size <= max_bytes:
-            rows += chunk
-            nbytes += size
-            if len(chunk) < want:  # the iterator ran out (the usual small answer: one chunk)
-                return rows, False
-            continue
-        for row in chunk:
-            nbytes += _row_bytes(row)
-            if nbytes > max_bytes:
-                return rows, True
-            rows.append(row)
-    return rows, next(it, None) is not None
-
-
-def _clean(e: apsw.Error) -> str:
-    msg = str(e)
-    for prefix in ("SQLError: ", "ConstraintError: ", "Error: "):
-        if msg.startswith(prefix):
-            msg = msg[len(prefix) :]
-    return msg
 
 
 __all__ = [

@@ -158,18 +158,18 @@ def split_statements(sql: str) -> list[str]:
     A ``;`` inside a string, identifier, comment or trigger body does not split. Pieces holding
     only comments and white space are dropped.
     """
-    from clarisql.envs.database import _only_comments
+    from clarisql.envs.statements import only_comments
 
     out: list[str] = []
     start = 0
     for i, ch in enumerate(sql):
         if ch == ";" and apsw.complete(sql[start : i + 1]):
             piece = sql[start : i + 1].strip()
-            if not _only_comments(piece):
+            if not only_comments(piece):
                 out.append(piece)
             start = i + 1
     tail = sql[start:].strip()
-    if tail and not _only_comments(tail):
+    if tail and not only_comments(tail):
         out.append(tail)
     return out
 
