@@ -721,8 +721,8 @@ class Session:
 
     def _execute(self, sql: Any) -> ExecResult:
         checked = check_text(sql, self.limits.max_sql_chars)
-        if checked.__class__ is not str:
-            return checked  # type: ignore[return-value]  (a refusal)
+        if not isinstance(checked, str):
+            return checked  # (refused before SQLite sees it)
         sql = checked
         conn = self._conn
         if conn is None:
