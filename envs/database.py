@@ -63,6 +63,10 @@ from clarisql.envs.statements import (
     ALWAYS_ALLOWED,
     DENIED_FUNCTIONS,
     FIRST_ITEM,
+    INLINE_MAX_BYTES,
+    INLINE_MAX_PATTERN,
+    INLINE_MAX_ROWS,
+    INLINE_MAX_VALUE,
     INLINE_WORDS,
     INTROSPECTION_PRAGMAS,
     READ_PRAGMAS,
@@ -691,16 +695,19 @@ class Session:
         Runs only a statement that cannot change the database (any statement of a read-only
         session; ``SELECT``/``VALUES``/``EXPLAIN``/``PRAGMA`` in a writable one) and that the
         statement extensions allow (``inline_ok(sql)``: SUQL declines statements that call a
-        model). When it is not done ``slice_s`` seconds after it started it is stopped, by
-        the progress handler or, inside one long SQLite operation, by this thread's
-        :class:`~clarisql.envs.limits.SliceGuard` (a few ms later), and ``None`` comes back;
-        a stopped read changed nothing, so the caller runs it again with :meth:`execute` and
-        the whole budget. A model call met inside the statement (were one not named in its
+        model). When it is not done ``slice_s`` seconds after it started (at most a quarter of
+        the budget) it is stopped, by the progress handler or by this thread's
+        :class:`~clarisql.envs.limits.SliceGuard` (a few ms later; SQLite sees the interrupt
+        between VM operations), and ``None`` comes back; so it does when it meets a value,
+        row or LIKE pattern, or returns a result, past the inline caps
+        (:data:`~clarisql.envs.statements.INLINE_MAX_VALUE` and the others: one SQLite function
+        over long values cannot be interrupted). A stopped read changed nothing, so the caller
+        runs it again with :meth:`execute`, the whole budget and the session's own caps. A model call met inside the statement (were one not named in its
         text: SQLite refuses them in views and triggers) also stops it, before the call.
         ``None`` too, at once, for a statement this does not run. Otherwise the result is the
         one :meth:`execute` gives.
         """
-        if isinstance(sql, str) and self.writable and first_word(sql) not in INLINE_WORDS:
+        if self.writable and (not isinstance(sql, str) or first_word(sql) not in INLINE_WORDS):
             return None
         for _, factory in self._lazy:  # (a statement that needs SUQL may call a model)
             if factory.needed(sql):
@@ -709,14 +716,23 @@ class Session:
             ok = getattr(ext, "inline_ok", None)
             if ok is not None and not ok(sql):
                 return None
+        conn = self.connection
+        # (small values and patterns only: see statements.INLINE_MAX_VALUE)
+        length = conn.limit(
+            apsw.SQLITE_LIMIT_LENGTH, min(self.limits.max_value_bytes, INLINE_MAX_VALUE)
+        )
+        pattern = conn.limit(apsw.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, INLINE_MAX_PATTERN)
         guard = slice_guard()
-        self._slice_end = end = time.monotonic() + slice_s
-        guard.arm(self.connection, end)
+        # (the slice stays well inside the budget: the watchdog is not armed inline)
+        self._slice_end = end = time.monotonic() + min(slice_s, 0.25 * self.limits.timeout_s)
+        guard.arm(conn, end)
         try:
             res = self.execute(sql)
         finally:
             guard.disarm()
             self._slice_end = _INF
+            conn.limit(apsw.SQLITE_LIMIT_LENGTH, length)
+            conn.limit(apsw.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, pattern)
         return None if res.error_kind == "deferred" else res
 
     def _execute(self, sql: Any) -> ExecResult:
@@ -752,7 +768,16 @@ class Session:
                 columns = list(map(FIRST_ITEM, cur.get_description()))
             except apsw.ExecutionCompleteError:
                 columns = []
-            rows, truncated = take_rows(it, lim.max_rows, lim.max_bytes)
+            if self._slice_end == _INF:
+                rows, truncated = take_rows(it, lim.max_rows, lim.max_bytes)
+            else:  # inline: a small result only (its formatting runs on the caller's loop)
+                cap_rows = min(lim.max_rows, INLINE_MAX_ROWS)
+                cap_bytes = min(lim.max_bytes, INLINE_MAX_BYTES)
+                rows, truncated = take_rows(it, cap_rows, cap_bytes)
+                if truncated and (cap_rows, cap_bytes) != (lim.max_rows, lim.max_bytes):
+                    return ExecResult(
+                        False, sql, error="too big to take inline", error_kind="deferred"
+                    )
         except STATEMENT_ERRORS as e:
             inline = self._slice_end != _INF
             return error_result(e, sql, lim, self._refusal, self._stop_reason, inline)

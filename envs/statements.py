@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 #: what a writable session may run inline (:meth:`Session.execute_inline`): statements that
 #: cannot change the database (an interrupted read changed nothing, so it can be run again)
 INLINE_WORDS = frozenset({"SELECT", "VALUES", "EXPLAIN", "PRAGMA"})
+#: An inline statement works on small values and returns a small result; anything bigger is run
+#: again off the loop. SQLite checks interrupts only between VM operations, so one function
+#: over long values (``instr()`` of two 1 MB strings: seconds) would hold the loop whatever the
+#: slice: inline, values and rows may be at most INLINE_MAX_VALUE bytes, LIKE/GLOB patterns
+#: INLINE_MAX_PATTERN, and a result INLINE_MAX_ROWS rows / INLINE_MAX_BYTES (its formatting
+#: runs on the loop too).
+INLINE_MAX_VALUE = 16_384
+INLINE_MAX_PATTERN = 256
+INLINE_MAX_ROWS = 256
+INLINE_MAX_BYTES = 65_536
 
 # Pragmas an agent may read (no argument) or call with a table/index name argument.
 INTROSPECTION_PRAGMAS = frozenset(
@@ -271,9 +281,14 @@ def error_result(
 
     ``refusal``: what the authorizer or exec tracer refused, if anything; ``stop_reason``: why
     the progress handler stopped it (``"memory"``, ``"timeout"``, ``"slice"``); ``inline``: it
-    ran under a time slice, so an interrupt other than for memory means "run it again" (error
-    kind ``deferred``).
+    ran under a time slice and the inline caps, so an interrupt other than for memory, or a
+    value or pattern past the caps, means "run it again" (error kind ``deferred``).
     """
+    if inline and (
+        isinstance(e, apsw.TooBigError)
+        or (isinstance(e, apsw.Error) and "pattern too complex" in str(e))
+    ):  # (past the inline caps on values and patterns: run it again with the session's own)
+        return ExecResult(False, sql, error="too big to run inline", error_kind="deferred")
     if isinstance(e, apsw.ExecTraceAbort):
         ref = refusal or Refusal("statement refused")
         return ExecResult(False, sql, error=str(ref), error_kind=ref.kind)

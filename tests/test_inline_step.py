@@ -4,6 +4,7 @@ or ``None`` with nothing changed when the step cannot finish within its slice.""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -98,15 +99,36 @@ def test_what_does_not_run_inline_changes_nothing(tmp_path: Path) -> None:
 def test_slice_guard_stops_one_long_operation(tmp_path: Path) -> None:
     img = get_image(build_small_db(tmp_path / "small.sqlite"))
     with img.session(False, SessionLimits()) as s:
-        # the progress handler cannot stop it (one VM operation): the slice guard does
-        assert s.execute_inline(ONE_LONG_OP, 0.001) is None
-        assert s.execute_inline(SLOW_READ, 0.001) is None
-        # no stray interrupt reaches the next statements, inline or not
-        assert s.execute_inline("SELECT 7", 1.0).rows == [(7,)]
+        t0 = time.perf_counter()
         res = s.execute(ONE_LONG_OP)
+        alone = time.perf_counter() - t0
         assert res.ok and res.rows == [(0,)]
-        res = s.execute_inline(ONE_LONG_OP, 5.0)
-        assert res is not None and res.rows == [(0,)]
+        # one SQLite function over long values cannot be interrupted: inline, values are capped
+        # (INLINE_MAX_VALUE), so it is handed back at once instead of holding the caller
+        t0 = time.perf_counter()
+        assert s.execute_inline(ONE_LONG_OP, 5.0) is None
+        assert time.perf_counter() - t0 < alone / 4
+        # within the caps: stopped by the progress handler or the slice guard
+        assert s.execute_inline(SLOW_READ, 0.001) is None
+        # no stray interrupt or lowered limit reaches the next statements, inline or not
+        assert s.execute_inline("SELECT 7", 1.0).rows == [(7,)]
+        assert s.execute("SELECT length(printf('%.*c', 900000, 'x'))").rows == [(900000,)]
+
+
+def test_big_values_results_and_writes_are_not_taken_inline(tmp_path: Path) -> None:
+    img = get_image(build_small_db(tmp_path / "small.sqlite"))
+    big = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 5000) SELECT i FROM r"
+    with img.session(False, SessionLimits()) as s:
+        assert s.execute_inline(big, 1.0) is None  # 5,000 rows: formatted off the loop
+        assert len(s.execute(big).rows) == 5000
+        assert s.execute_inline("SELECT zeroblob(100000)", 1.0) is None  # a 100 KB value
+        assert len(s.execute("SELECT zeroblob(100000)").rows[0][0]) == 100000
+        assert s.execute_inline("SELECT 'ab' LIKE '%" + "a%" * 300 + "'", 1.0) is None
+        assert s.execute("SELECT 'ab' LIKE '%" + "a%" * 300 + "'").ok
+    with img.session(True, SessionLimits()) as s:
+        assert s.execute_inline(b"DELETE FROM cities", 1.0) is None  # (bytes: not read as text)
+        assert s.execute_inline(b"SELECT count(*) FROM cities", 1.0) is None
+        assert s.execute("SELECT count(*) FROM cities").rows == [(2,)]
 
 
 def test_model_calls_never_run_inline(tmp_path: Path) -> None:

@@ -18,10 +18,11 @@ Contract
   ``dialogue_start`` of the whole dialogue). The clients rebuild both:
   :class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` gives back the same ``(obs, reward,
   terminated, truncated, info)`` tuples as ``ClarifySQLEnv.step``.
-- A WebSocket step that runs one read statement, calls no model and cannot end the episode is
+- A step that runs one small read statement, calls no model and cannot end the episode is
   taken on the event loop when its SQL finishes within ``ServeConfig.inline_slice_ms`` (else it
-  is stopped with nothing changed and taken on a worker thread, like every other step): the
-  loop is never held up longer than the slice plus the slice guard's tick by one step.
+  is stopped with nothing changed and taken on the session's own thread, like every other
+  step): values, patterns and results are capped inline, so one step holds the loop up about
+  the slice plus the slice guard's tick at most.
 - Bounded: at most ``max_sessions`` live sessions (WebSocket and HTTP each), idle sessions
   closed after ``idle_timeout_s``; a malformed message gets an error response, never a crash.
 

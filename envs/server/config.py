@@ -23,11 +23,13 @@ class ServeConfig:
             compressing it cost more than sending it (loopback, measured: ~25 µs of server CPU
             and ~70 µs of latency per step, both ends inflating and deflating); turn it on for
             slow links (a reset's schema, ~18k characters, compresses well).
-        inline_slice_ms: a WebSocket step that runs one read statement and calls no model is
+        inline_slice_ms: a step that runs one small read statement and calls no model is
             taken on the event loop when its SQL finishes within this many milliseconds (else
-            it is stopped, nothing changed, and taken again on a worker thread); 0 sends every
-            step to a worker thread. The loop is held up at most this long plus the slice
-            guard's tick (5 ms) by one step; a small step saves the hop to a thread and back.
+            it is stopped, nothing changed, and taken again on the session's thread); 0 sends
+            every step to the thread. Inline, values, patterns and results are capped (see
+            ``clarisql.envs.statements.INLINE_MAX_VALUE``), so a step holds the loop up about
+            this long plus the slice guard's tick (5 ms) at most; a small step saves the hop to
+            a thread and back.
     """
 
     suite: str = "builtin"

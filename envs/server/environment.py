@@ -32,8 +32,8 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
 
     ``step_async(action)`` (what OpenEnv's WebSocket handler awaits) takes a quick step on the
     event loop itself when it finishes within ``inline_slice_s`` of SQL and calls no model
-    (``ClarifySQLEnv.step_inline``); any other step runs on a worker thread, as every step did
-    before. A hop to a thread and back costs more than a small step (two thread switches and
+    (``ClarifySQLEnv.step_inline``); any other step runs on the session's own thread, as every
+    step did before. A hop to a thread and back costs more than a small step (two thread switches and
     the loop's self-pipe: ~110 µs of server CPU and ~125 µs of latency per step, measured with
     ``benchmarks/bench_server.py``), and the slice bounds what an inline step can hold the loop
     up (see ``ServeConfig.inline_slice_ms``).
@@ -45,6 +45,9 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         super().__init__()
         self._env = make_env()
         self._inline_slice_s = inline_slice_s
+        #: the session's own thread for the steps not taken inline (made on first use), as
+        #: OpenEnv gives each WebSocket session one: a slow step waits for no other session's
+        self._thread: ThreadPoolExecutor | None = None
         self._episode_id: str | None = None
         self._steps = 0
         self._done = False
@@ -92,8 +95,10 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
                     return self._observe(out)
             finally:
                 self._lock.release()
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clarisql-step")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(_workers(), self.step, action)
+        return await loop.run_in_executor(self._thread, self.step, action)
 
     def _observe(self, out: tuple) -> ClarisqlObservation:
         """The wire observation of one step's ``(obs, reward, terminated, truncated, info)``
@@ -138,8 +143,10 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         )
 
     def close(self) -> None:
-        with self._lock:  # (a step may still run on a worker thread: closed after it)
+        with self._lock:  # (a step may still run on the session's thread: closed after it)
             self._env.close()
+        if self._thread is not None:
+            self._thread.shutdown(wait=False)
 
 
 def _observation(
@@ -168,21 +175,6 @@ def _observation(
             "info": jsonable(info),
         }
     )
-
-
-_WORKERS: ThreadPoolExecutor | None = None
-_WORKERS_LOCK = threading.Lock()
-
-
-def _workers() -> ThreadPoolExecutor:
-    """The threads that take the steps ``step_async`` does not take inline (shared by the
-    sessions of a process: each session's lock keeps its steps one at a time)."""
-    global _WORKERS
-    if _WORKERS is None:
-        with _WORKERS_LOCK:
-            if _WORKERS is None:
-                _WORKERS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="clarisql-step")
-    return _WORKERS
 
 
 def env_factory(config: ServeConfig) -> Callable[[], ClarisqlEnvironment]:
