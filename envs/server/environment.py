@@ -34,7 +34,7 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
     event loop itself when it finishes within ``inline_slice_s`` of SQL and calls no model
     (``ClarifySQLEnv.step_inline``); any other step runs on the session's own thread, as every
     step did before. A hop to a thread and back costs more than a small step (two thread switches and
-    the loop's self-pipe: ~110 µs of server CPU and ~125 µs of latency per step, measured with
+    the loop's self-pipe: ~110-190 µs of server CPU and ~125-170 µs of latency per step, with
     ``benchmarks/bench_server.py``), and the slice bounds what an inline step can hold the loop
     up (see ``ServeConfig.inline_slice_ms``).
     """
