@@ -203,65 +203,47 @@ def words(text: str, n: int) -> list[str]:
     return out
 
 
+def _fail(sql: str, error: str, kind: str) -> ExecResult:
+    return ExecResult(False, sql, error=error, error_kind=kind)
+
+
 def check_text(sql: Any, max_sql_chars: int) -> str | ExecResult:
     """``sql`` as text when it may be run; else the refusal (see the module docstring)."""
     if isinstance(sql, (bytes, bytearray)):
         try:
             sql = bytes(sql).decode("utf-8")
         except UnicodeDecodeError as e:
-            return ExecResult(
-                False,
+            return _fail(
                 repr(sql)[:200],
-                error=f"SQL is not valid UTF-8 ({e.reason} at byte {e.start})",
-                error_kind="encoding",
+                f"SQL is not valid UTF-8 ({e.reason} at byte {e.start})",
+                "encoding",
             )
     if not isinstance(sql, str):
-        return ExecResult(
-            False,
-            repr(sql)[:200],
-            error=f"SQL must be a string, got {type(sql).__name__}",
-            error_kind="encoding",
-        )
+        return _fail(repr(sql)[:200], f"SQL must be a string, got {type(sql).__name__}", "encoding")
     try:
         if not sql.isascii():  # (ASCII text always encodes: no copy made for it)
             sql.encode("utf-8")
     except UnicodeEncodeError as e:
-        return ExecResult(
-            False,
+        return _fail(
             sql.encode("utf-8", "replace").decode()[:200],
-            error=f"SQL is not valid UTF-8 text ({e.reason})",
-            error_kind="encoding",
+            f"SQL is not valid UTF-8 text ({e.reason})",
+            "encoding",
         )
     if "\x00" in sql:
-        return ExecResult(
-            False,
-            sql.replace("\x00", "\\0")[:200],
-            error="SQL contains a NUL character",
-            error_kind="encoding",
-        )
+        return _fail(sql.replace("\x00", "\\0")[:200], "SQL contains a NUL character", "encoding")
     # (a statement that starts with a letter has no comment or white space to skip)
     start = 0 if sql[:1].isalpha() else skip_comments(sql)
     if start == len(sql):  # only white space, ``;`` and comments
-        return ExecResult(False, sql, error="empty SQL statement", error_kind="empty")
+        return _fail(sql, "empty SQL statement", "empty")
     # (the slice test first: an ASCII first word can be VACUUM only if it starts so)
     if (sql[start : start + 6].upper() == "VACUUM" or not sql.isascii()) and first_word(
         sql, start
     ) == "VACUUM":
         # Refused by name: VACUUM INTO writes a file, and inside the episode transaction SQLite
         # would only say "cannot VACUUM from within a transaction".
-        return ExecResult(
-            False,
-            sql,
-            error="VACUUM (and VACUUM INTO) is not allowed in an episode",
-            error_kind="refused",
-        )
+        return _fail(sql, "VACUUM (and VACUUM INTO) is not allowed in an episode", "refused")
     if len(sql) > max_sql_chars:
-        return ExecResult(
-            False,
-            sql[:200],
-            error=f"SQL is longer than {max_sql_chars} characters",
-            error_kind="too-long",
-        )
+        return _fail(sql[:200], f"SQL is longer than {max_sql_chars} characters", "too-long")
     return sql
 
 
@@ -288,51 +270,45 @@ def error_result(
         isinstance(e, apsw.TooBigError)
         or (isinstance(e, apsw.Error) and "pattern too complex" in str(e))
     ):  # (past the inline caps on values and patterns: run it again with the session's own)
-        return ExecResult(False, sql, error="too big to run inline", error_kind="deferred")
+        return _fail(sql, "too big to run inline", "deferred")
     if isinstance(e, apsw.ExecTraceAbort):
         ref = refusal or Refusal("statement refused")
-        return ExecResult(False, sql, error=str(ref), error_kind=ref.kind)
+        return _fail(sql, str(ref), ref.kind)
     if isinstance(e, apsw.InterruptError):
         if inline and stop_reason != "memory":
             # an inline statement's slice ran out (or it met a model call): run it again
-            return ExecResult(False, sql, error="stopped at its time slice", error_kind="deferred")
+            return _fail(sql, "stopped at its time slice", "deferred")
         if stop_reason == "memory":
-            return ExecResult(
-                False,
+            return _fail(
                 sql,
-                error="statement stopped: it needed more than "
+                "statement stopped: it needed more than "
                 f"{lim.max_statement_memory_bytes / 1e6:g} MB of memory",
-                error_kind="memory",
+                "memory",
             )
-        return ExecResult(
-            False,
-            sql,
-            error=f"statement stopped: it ran past the {lim.timeout_s:g} s time budget",
-            error_kind="timeout",
+        return _fail(
+            sql, f"statement stopped: it ran past the {lim.timeout_s:g} s time budget", "timeout"
         )
     if isinstance(e, apsw.TooBigError):
-        return ExecResult(
-            False,
+        return _fail(
             sql,
-            error=f"string, blob or row too big: a value may be at most {lim.max_value_bytes} bytes",
-            error_kind="too-big",
+            f"string, blob or row too big: a value may be at most {lim.max_value_bytes} bytes",
+            "too-big",
         )
     if isinstance(e, apsw.FullError):
-        return ExecResult(
-            False,
+        return _fail(
             sql,
-            error="database full: an episode's database may grow by at most "
+            "database full: an episode's database may grow by at most "
             f"{lim.max_growth_bytes / 1e6:g} MB (the statement was undone)",
-            error_kind="full",
+            "full",
         )
     if isinstance(e, apsw.NoMemError):
-        return ExecResult(False, sql, error="out of memory", error_kind="memory")
+        return _fail(sql, "out of memory", "memory")
     if isinstance(e, apsw.Error):
         if refusal is not None:
-            return ExecResult(False, sql, error=str(refusal), error_kind=refusal.kind)
+            return _fail(sql, str(refusal), refusal.kind)
         kind = "syntax" if isinstance(e, apsw.SQLError) else "runtime"
-        return ExecResult(False, sql, error=clean_error(e), error_kind=kind)
-    return ExecResult(False, sql, error=f"{type(e).__name__}: {e}", error_kind="runtime")
+        return _fail(sql, clean_error(e), kind)
+    return _fail(sql, f"{type(e).__name__}: {e}", "runtime")
 
 
 _SIZED = (str, bytes)
