@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 from clarisql.envs.suites import builtin_names as N
 from clarisql.envs.suites.builtin_clarify import Clarify
-from clarisql.envs.suites.builtin_db import FIN_YEARS, project_name, sql_str
+from clarisql.envs.suites.builtin_db import FIN_YEARS, District, project_name, sql_str
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.tasks import Label, Underspec
 
@@ -203,15 +203,20 @@ class BuiltinMakers(Clarify):
 
         return make
 
-    def _w_price_rise(self) -> DomainDraft | None:
-        rng = self.rng
+    def _pending_project(self) -> tuple[District, str] | None:
+        """A district and one of its projects with pending sales (None if it has none)."""
         d = self.pick_district()
         pjs = self.col(
             f"SELECT DISTINCT project_name FROM {d.sales} WHERE status = 'pending' ORDER BY 1"
         )
-        if not pjs:
+        return (d, self.rng.choice(pjs)) if pjs else None
+
+    def _w_price_rise(self) -> DomainDraft | None:
+        rng = self.rng
+        picked = self._pending_project()
+        if picked is None:
             return None
-        pj = rng.choice(pjs)
+        d, pj = picked
         pct = rng.choice((2, 3, 5, 8, 10))
         f = 1 + pct / 100
         text = (
@@ -350,14 +355,10 @@ class BuiltinMakers(Clarify):
         )
 
     def _wu_complete_not_exist(self) -> DomainDraft | None:
-        rng = self.rng
-        d = self.pick_district()
-        pjs = self.col(
-            f"SELECT DISTINCT project_name FROM {d.sales} WHERE status = 'pending' ORDER BY 1"
-        )
-        if not pjs:
+        picked = self._pending_project()
+        if picked is None:
             return None
-        pj = rng.choice(pjs)
+        d, pj = picked
         s = self.project_surface(pj)
         if s is None:
             return None
