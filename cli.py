@@ -152,34 +152,83 @@ def build_parser() -> argparse.ArgumentParser:
     from clarisql import __version__
 
     parser = argparse.ArgumentParser(
-        prog="clarisql", description="Clarification-aware text-to-SQL RL environment."
+        prog="clarisql",
+        description="A Gymnasium environment for text-to-SQL agents that clarify, abstain and act.",
+        epilog="examples:\n  clarisql demo\n  clarisql eval --suite builtin --policy oracle "
+        "--out runs/oracle\n  clarisql COMMAND --help",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"clarisql {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     p = sub.add_parser(
-        "demo", help="run the scripted baselines on the built-in suite and print metrics"
+        "demo",
+        help="run the scripted baselines on the built-in suite and print metrics",
+        description="Run the scripted baselines on the built-in suite and print their metrics.",
+        epilog="No data, no model and no GPU needed.\n\n"
+        "examples:\n"
+        "  clarisql demo\n"
+        "  clarisql demo --policies oracle naive "
+        "--max-episodes 50",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--policies",
         nargs="+",
         default=list(DEMO_POLICIES),
+        metavar="SPEC",
         help="policy specs (default: %(default)s)",
     )
-    p.add_argument("--max-episodes", type=int, default=None, help="only the first N tasks")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rewards", default="default", help="reward spec: preset name or YAML path")
+    p.add_argument(
+        "--max-episodes", type=int, default=None, metavar="N", help="only the first N tasks"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="run seed (default: %(default)s)"
+    )
+    p.add_argument(
+        "--reward",
+        "--rewards",
+        dest="rewards",
+        default="default",
+        metavar="SPEC",
+        help="reward spec: preset name or YAML file (default: %(default)s)",
+    )
     p.set_defaults(func=_demo)
 
-    p = sub.add_parser("play", help="drive an episode yourself in the terminal")
-    p.add_argument(
-        "--suite", default="builtin", help="builtin, dysql or a task file (default: builtin)"
+    p = sub.add_parser(
+        "play",
+        help="drive an episode yourself in the terminal",
+        description="Drive an episode yourself in the terminal.",
+        epilog="Type actions; read the simulated user's replies, the results and the reward.\n\n"
+        "examples:\n"
+        "  clarisql play\n"
+        "  clarisql play --task builtin/0007 --show-schema",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--task", default=None, help="task id (default: a seeded random task)")
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--rewards", default="default")
-    p.add_argument("--show-schema", action="store_true")
+    p.add_argument(
+        "--suite",
+        default="builtin",
+        metavar="SUITE",
+        help="builtin, dysql or a task file (default: builtin)",
+    )
+    p.add_argument(
+        "--task", default=None, metavar="ID", help="task id (default: a seeded random task)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=None, metavar="N", help="seed of the task draw and episode"
+    )
+    p.add_argument(
+        "--reward",
+        "--rewards",
+        dest="rewards",
+        default="default",
+        metavar="SPEC",
+        help="reward spec: preset name or YAML file (default: %(default)s)",
+    )
+    p.add_argument(
+        "--show-schema", action="store_true", help="print the database schema before the episode"
+    )
     p.set_defaults(func=_play)
 
     for mod_name in COMMAND_MODULES:

@@ -1,4 +1,8 @@
-"""Re-make the report-page screenshots in docs/ (light and dark) with headless Chromium.
+"""Re-make the report-page screenshots in docs/img/ (light and dark) with headless Chromium.
+
+One screenshot per view: the overview (runs side by side, charts in the theme, a sorted
+table), an episode (gold vs final SQL as a diff), the compare tab (deltas, wins and losses) and
+one task side by side under each policy.
 
     clarisql eval --suite builtin --policy oracle --out runs/oracle
     clarisql eval --suite builtin --policy naive --out runs/naive
@@ -45,13 +49,14 @@ def main(runs: list[str]) -> int:
                 page.goto(html.as_uri())
                 page.wait_for_selector("body[data-ready]")
                 shots = {
-                    "overview": lambda pg: None,
+                    "overview": _overview,
                     "episode": _episode,
                     "compare": _compare,
+                    "side-by-side": _side_by_side,
                 }
                 for name, act in shots.items():
                     act(page)
-                    out = DOCS / f"report-{name}-{scheme}.png"
+                    out = DOCS / "img" / f"report-{name}-{scheme}.png"
                     page.screenshot(path=str(out))
                     _shrink(out)
                     print(out, out.stat().st_size)
@@ -62,19 +67,29 @@ def main(runs: list[str]) -> int:
     return 0
 
 
+def _overview(page: object) -> None:
+    # sort the headline table by Pass@1, so the sort arrow shows
+    page.locator("#overview table.sortable").first.locator("th").nth(2).click()  # type: ignore[attr-defined]
+    page.evaluate("window.scrollTo(0, 0)")  # type: ignore[attr-defined]
+
+
 def _episode(page: object) -> None:
     page.click("button[data-tab=episodes]")  # type: ignore[attr-defined]
     page.select_option("#f-run", label="naive")  # type: ignore[attr-defined]
-    page.select_option("#f-cat", "write")  # type: ignore[attr-defined]
+    page.select_option("#f-cat", "select")  # type: ignore[attr-defined]
     page.select_option("#f-ok", "0")  # type: ignore[attr-defined]
     page.locator("#rows tr[data-i]").first.click()  # type: ignore[attr-defined]
-    page.evaluate("document.getElementById('detail').scrollTop = 260")  # type: ignore[attr-defined]
+    page.locator("#detail pre.diff").scroll_into_view_if_needed()  # type: ignore[attr-defined]
 
 
 def _compare(page: object) -> None:
     page.click("button[data-tab=compare]")  # type: ignore[attr-defined]
-    page.locator("#difftable tbody tr").nth(3).click()  # type: ignore[attr-defined]
     page.evaluate("window.scrollTo(0, 0)")  # type: ignore[attr-defined]
+
+
+def _side_by_side(page: object) -> None:
+    page.click("button[data-tab=compare]")  # type: ignore[attr-defined]
+    page.locator("#difftable tbody tr").nth(3).click()  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":

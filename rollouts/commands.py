@@ -6,7 +6,7 @@ Every handler returns an exit status: 0 on success, 1 when a run finished with f
 spec, a different run in ``--out``, unreachable endpoint), printed as one line.
 
     clarisql eval --suite SUITE --policy POLICY [--trials K] [--workers W] [--max-episodes N]
-                  [--rewards SPEC] [--data DIR] [--db NAME] [--tasks-file FILE]
+                  [--reward SPEC] [--data DIR] [--db NAME] [--tasks-file FILE]
                   [--simulator MODE] [--simulator-backend openai:MODEL@URL|hf:PATH] --out DIR
     clarisql view DIR [DIR ...] [--task ID] [--category C] [--failed] [--limit N] [--html FILE]
     clarisql rescore DIR --rewards SPEC.yaml [SPEC2.yaml ...]
@@ -72,12 +72,16 @@ def _guard(
 # --- shared options --------------------------------------------------------------------------
 def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
     p.add_argument(
-        "--suite", required=single_policy, help="builtin, dysql, odutqa, or a .jsonl task file"
+        "--suite",
+        required=single_policy,
+        metavar="SUITE",
+        help="builtin, dysql, odutqa, hybrid, or a .jsonl task file",
     )
     if single_policy:
         p.add_argument(
             "--policy",
             required=True,
+            metavar="SPEC",
             help="policy spec: oracle, naive, abstain-all, random:SEED, "
             "replay, script:FILE, hf:PATH, openai:MODEL@URL, ...",
         )
@@ -88,9 +92,13 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         help="TrustSQL mixture: answerable tasks only, plus 25%% unanswerable, or 50/50 "
         "(default: every task)",
     )
-    p.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
+    p.add_argument("--trials", type=int, default=1, metavar="N", help="trials per task (default 1)")
     p.add_argument(
-        "--workers", type=int, default=1, help="worker processes, or Ray actors (default 1)"
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes, or Ray actors (default 1)",
     )
     p.add_argument(
         "--engine",
@@ -99,22 +107,31 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         help="where episodes run: local processes, or a Ray cluster (needs the ray extra)",
     )
     p.add_argument(
-        "--address", default=None, help="Ray cluster address for --engine ray (default: local)"
+        "--address",
+        default=None,
+        metavar="ADDRESS",
+        help="Ray cluster address for --engine ray (default: local)",
     )
     p.add_argument(
         "--concurrency",
         type=int,
         default=None,
+        metavar="N",
         help="episodes in flight per process, on threads (default 1; 8 for openai: policies)",
     )
     p.add_argument(
         "--batch-size",
         type=int,
         default=1,
+        metavar="N",
         help="episodes in lockstep with one batched policy (hf:), in this process (default 1)",
     )
     p.add_argument(
-        "--max-episodes", type=int, default=None, help="only N tasks (the first N; see --sample)"
+        "--max-episodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only N tasks (the first N; see --sample)",
     )
     p.add_argument(
         "--sample",
@@ -125,23 +142,37 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         "--seed",
         type=int,
         default=0,
+        metavar="N",
         help="run seed; episode seeds derive from (seed, task, trial)",
     )
-    p.add_argument("--data", default=None, help="suite data folder (dysql: the DySQL-Bench folder)")
-    p.add_argument("--db", default=None, help="suite database name (dysql: one database)")
-    p.add_argument("--tasks-file", default=None, help="suite task file (dysql)")
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="DIR",
+        help="suite data folder (dysql: the DySQL-Bench folder; odutqa: the records)",
+    )
+    p.add_argument(
+        "--db", default=None, metavar="NAME", help="suite database name (dysql: one database)"
+    )
+    p.add_argument("--tasks-file", default=None, metavar="FILE", help="suite task file (dysql)")
     p.add_argument(
         "--max-turns",
         type=int,
         default=None,
+        metavar="N",
         help="actions per episode (default: the suite's, else 20)",
     )
     p.add_argument(
-        "--max-clarifications", type=int, default=None, help="default: the suite's, else 5"
+        "--max-clarifications",
+        type=int,
+        default=None,
+        metavar="N",
+        help="clarification questions per episode (default: the suite's, else 5)",
     )
     p.add_argument(
         "--simulator",
         default=None,
+        metavar="MODE",
         help="user simulator: fixed, dynamic, instruction (default: the suite's choice)",
     )
     p.add_argument(
@@ -166,6 +197,7 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
     p.add_argument(
         "--gate-mapper",
         default=None,
+        metavar="SPEC",
         help="question mapper for --gate text/both: offline (default), lexical, llm:MODEL@URL",
     )
     p.add_argument(
@@ -178,16 +210,28 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         "--max-errors",
         type=int,
         default=20,
+        metavar="N",
         help="stop after this many failed episodes (default 20)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     g = p.add_argument_group("model policy options (openai:, hf:)")
-    g.add_argument("--temperature", type=float, default=None)
-    g.add_argument("--top-p", type=float, default=None)
-    g.add_argument("--max-tokens", type=int, default=None)
+    g.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        metavar="T",
+        help="sampling temperature (default: the policy's, greedy for hf:)",
+    )
+    g.add_argument(
+        "--top-p", type=float, default=None, metavar="P", help="nucleus sampling threshold"
+    )
+    g.add_argument(
+        "--max-tokens", type=int, default=None, metavar="N", help="tokens per model reply"
+    )
     g.add_argument(
         "--api-key-env",
         default=None,
+        metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
     )
     g.add_argument(
@@ -195,11 +239,17 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         dest="timeout_s",
         type=float,
         default=None,
+        metavar="SECONDS",
         help="deadline in seconds of one request attempt, the whole exchange (a server that "
         "drips bytes is cut); retries and the endpoint's circuit breaker come on top",
     )
     g.add_argument(
-        "--retries", dest="max_retries", type=int, default=None, help="retries per request"
+        "--retries",
+        dest="max_retries",
+        type=int,
+        default=None,
+        metavar="N",
+        help="retries per request",
     )
     g.add_argument(
         "--tools", action="store_true", default=None, help="openai: use function calling"
@@ -207,6 +257,7 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
     g.add_argument(
         "--prompt",
         default=None,
+        metavar="NAME_OR_FILE",
         help="ready prompt: qwen, llama3, generic, auto (from the model name) or a YAML file",
     )
     g.add_argument(
@@ -486,27 +537,64 @@ def _ablate(args: argparse.Namespace) -> int:
 def add_commands(subparsers: Any) -> None:
     """Register ``eval``, ``view``, ``rescore`` and ``ablate``."""
     p = subparsers.add_parser(
-        "eval", help="run a policy on a suite (parallel, resumable) and write reports"
+        "eval",
+        help="run a policy on a suite (parallel, resumable) and write reports",
+        description="Run a policy on a suite and write its trajectories, metrics and reports.",
+        epilog="The run folder gets trajectories.jsonl, metrics.json, report.md and plots;\n"
+        "re-run the same command to resume.\n\n"
+        "examples:\n"
+        "  clarisql eval --suite builtin --policy oracle --out runs/oracle\n"
+        "  clarisql eval --suite builtin --policy openai:MODEL@http://127.0.0.1:8000/v1 "
+        "--out runs/model\n"
+        "  clarisql eval --suite dysql --data DIR --policy replay --trials 3 --out runs/dysql",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_run_options(p, single_policy=True)
     p.add_argument(
+        "--reward",
         "--rewards",
+        dest="rewards",
         default="default",
-        help="reward spec: preset name or YAML path (default: default)",
+        metavar="SPEC",
+        help="reward spec: preset name or YAML file (default: default)",
     )
-    p.add_argument("--out", required=True, help="run folder (re-run the same command to resume)")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="run folder (re-run the same command to resume)",
+    )
     p.set_defaults(func=_guard("eval", _eval))
 
     p = subparsers.add_parser(
-        "view", help="read runs' trajectories in the terminal, or as one self-contained web page"
+        "view",
+        help="read runs' trajectories in the terminal, or as one self-contained web page",
+        description="Read runs' episodes in the terminal, or as one self-contained web page.",
+        epilog="examples:\n"
+        "  clarisql view runs/oracle --failed\n"
+        "  clarisql view runs/oracle runs/naive --html report.html",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dir", nargs="+", help="run folder(s); several runs are compared in the page")
-    p.add_argument("--task", default=None, help="task id (or part of one)")
-    p.add_argument("--category", default=None)
-    p.add_argument("--trial", type=int, default=None)
+    p.add_argument(
+        "dir",
+        nargs="+",
+        metavar="RUN",
+        help="run folder(s); several runs are compared in the page",
+    )
+    p.add_argument("--task", default=None, metavar="ID", help="task id (or part of one)")
+    p.add_argument(
+        "--category", default=None, metavar="CATEGORY", help="only episodes of this category"
+    )
+    p.add_argument(
+        "--trial", type=int, default=None, metavar="N", help="only episodes of this trial"
+    )
     p.add_argument("--failed", action="store_true", help="only episodes that were not correct")
     p.add_argument(
-        "--limit", type=int, default=None, help="episodes to show (terminal default 20, HTML all)"
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="episodes to show (terminal default 20, HTML all)",
     )
     p.add_argument(
         "--html",
@@ -517,32 +605,70 @@ def add_commands(subparsers: Any) -> None:
     p.set_defaults(func=_guard("view", _view))
 
     p = subparsers.add_parser(
-        "rescore", help="re-score a saved run under other reward specs (no re-run)"
+        "rescore",
+        help="re-score a saved run under other reward specs (no re-run)",
+        description="Re-score a saved run under other reward specs, without running it again.",
+        epilog="example:\n  clarisql rescore runs/oracle --rewards reliability_phi10 my_spec.yaml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dir", help="run folder")
+    p.add_argument("dir", metavar="RUN", help="run folder")
     p.add_argument(
-        "--rewards", nargs="+", required=True, help="reward specs: YAML paths or preset names"
+        "--rewards",
+        "--reward",
+        dest="rewards",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="reward specs: preset names or YAML files",
     )
     p.add_argument(
-        "--out", default=None, help="JSON file to write (default DIR/rescore.json, plus .md)"
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="JSON file to write (default RUN/rescore.json, plus .md)",
     )
     p.add_argument("--no-write", action="store_true", help="only print the table")
     p.set_defaults(func=_guard("rescore", _rescore))
 
     p = subparsers.add_parser(
-        "ablate", help="policies × reward specs: one comparison table, chart and integrity check"
+        "ablate",
+        help="policies × reward specs: one comparison table, chart and integrity check",
+        description="Compare policies × reward specs in one table, chart and integrity check.",
+        epilog="The integrity probes are added; a probe at or above the honest reference\n"
+        "is flagged.\n\n"
+        "examples:\n"
+        "  clarisql ablate --suite builtin --policies oracle naive random --out runs/ablation\n"
+        "  clarisql ablate --runs runs/oracle runs/naive --rewards default outcome "
+        "--out runs/ablation",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--out", required=True, help="ablation folder (runs go to OUT/runs/<policy>)")
     p.add_argument(
-        "--rewards", nargs="+", default=None, help="reward specs (default: every preset)"
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="ablation folder (runs go to DIR/runs/<policy>)",
     )
     p.add_argument(
-        "--runs", nargs="+", default=None, help="existing run folders to re-score (no running)"
+        "--rewards",
+        "--reward",
+        dest="rewards",
+        nargs="+",
+        default=None,
+        metavar="SPEC",
+        help="reward specs: preset names or YAML files (default: every preset)",
+    )
+    p.add_argument(
+        "--runs",
+        nargs="+",
+        default=None,
+        metavar="RUN",
+        help="existing run folders to re-score (no running)",
     )
     p.add_argument(
         "--policies",
         nargs="+",
         default=None,
+        metavar="SPEC",
         help="policies to run (with --suite); the integrity probes are added to them",
     )
     p.add_argument(

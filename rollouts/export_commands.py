@@ -44,19 +44,33 @@ def add_commands(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "export",
         help="write a suite (one row per task) or a run (one row per episode) as a dataset",
+        description="Write a suite or a run as a Hugging Face dataset (Arrow, Parquet, card).",
+        epilog="examples:\n"
+        "  clarisql export builtin --format hf --out exports/builtin\n"
+        "  clarisql export runs/oracle --format hf --out exports/oracle-episodes",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "source", help="suite (builtin, dysql, odutqa, a .jsonl task file) or run folder"
+        "source",
+        metavar="SUITE_OR_RUN",
+        help="suite (builtin, dysql, odutqa, a .jsonl task file) or run folder",
     )
     p.add_argument("--format", choices=["hf"], default="hf", help="hf: Hugging Face datasets")
-    p.add_argument("--out", required=True, help="new folder for the dataset")
+    p.add_argument("--out", required=True, metavar="DIR", help="new folder for the dataset")
     p.add_argument("--no-parquet", action="store_true", help="only the Arrow files")
     p.add_argument(
         "--no-system",
         action="store_true",
         help="runs: leave out the system prompt (when the run's suite is not available here)",
     )
-    p.add_argument("--data", default=None, help="suite data folder (dysql)")
-    p.add_argument("--db", default=None, help="suite database name (dysql)")
-    p.add_argument("--tasks-file", default=None, help="suite task file (dysql)")
+    p.add_argument(
+        "--data",
+        default=None,
+        metavar="DIR",
+        help="suite data folder (dysql: the DySQL-Bench folder; odutqa: the records)",
+    )
+    p.add_argument(
+        "--db", default=None, metavar="NAME", help="suite database name (dysql: one database)"
+    )
+    p.add_argument("--tasks-file", default=None, metavar="FILE", help="suite task file (dysql)")
     p.set_defaults(func=_guard("export", _export))

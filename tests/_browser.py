@@ -16,6 +16,14 @@ import pytest
 from clarisql.rollouts.web.browser import CHROMIUM_ARGS, chromium_path
 
 
+def expect(locator: Any) -> Any:
+    """Playwright's ``expect`` (waits without evaluating strings, which the page's
+    Content-Security-Policy forbids: ``page.wait_for_function("...")`` cannot run there)."""
+    from playwright.sync_api import expect as _expect
+
+    return _expect(locator)
+
+
 @contextmanager
 def chromium_page(**context: Any) -> Iterator[Any]:
     """A fresh page in headless Chromium; page errors are collected in ``page.errors``."""

@@ -7,9 +7,12 @@ compares two runs.
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,7 @@ from clarisql.rollouts.runner import RunConfig, run_eval
 from clarisql.rollouts.store import read_trajectories
 from clarisql.rollouts.web import build_report, page_data
 
-from ._browser import chromium_page
+from ._browser import chromium_page, expect
 from .conftest import build_small_db, small_task
 
 _spec = importlib.util.spec_from_file_location(
@@ -93,8 +96,8 @@ def test_page_data_is_compact_and_complete(runs):
     assert [r["name"] for r in data["runs"]] == ["oracle", "naive"]
     n = len(read_trajectories(runs["oracle"] / "trajectories.jsonl"))
     assert len(data["episodes"]) == 2 * n and len(data["gold"]) == n
-    assert data["runs"][0]["headline"]["pass@1"] == 1.0 and data["runs"][0]["plots"]
-    assert all(p["src"].startswith("data:image/png;base64,") for p in data["runs"][0]["plots"])
+    assert data["runs"][0]["headline"]["pass@1"] == 1.0
+    assert data["runs"][0]["plots"] == []  # the run's own plots are drawn by the page
     ep = next(e for e in data["episodes"] if e["c"] == "write" and e["r"] == 0)
     assert ep["sd"]["matches_gold"] is True and ep["u"][-1]["a"]["type"] == "stop"
     assert {"seed", "timings", "summary"}.isdisjoint(ep)  # compact: no bulky run-time fields
@@ -143,7 +146,10 @@ def test_page_in_headless_chromium(runs, tmp_path):
         page.goto(html_file.as_uri())
         page.wait_for_selector("body[data-ready]")
         assert "Headline metrics" in page.inner_text("#overview")
-        assert page.locator("#overview img").count() == 4  # two plots per run, inlined
+        # charts drawn in the page (SVG in the theme's colours), per run, side by side
+        assert page.locator("#overview .run").count() == 2
+        assert page.locator("#overview .run svg.chart").count() >= 4
+        assert page.locator("#overview img").count() == 0
         # episodes: filter to naive's failures in one category, then search
         page.click("button[data-tab=episodes]")
         assert page.locator("#rows tr").count() == 28 and "28 of 28" in page.inner_text("#count")
@@ -154,9 +160,7 @@ def test_page_in_headless_chromium(runs, tmp_path):
         assert rows.count() == 2
         assert all("✗" in t and "naive" in t for t in rows.all_inner_texts())
         page.fill("#f-q", "riverton")
-        page.wait_for_function(
-            "document.querySelectorAll('#rows tr[data-i]').length === 1", timeout=5000
-        )
+        expect(page.locator("#rows tr[data-i]")).to_have_count(1, timeout=5000)
         # open the episode: dialogue, action, observation, reward, gold vs final
         rows.first.click()
         detail = page.inner_text("#detail")
@@ -180,9 +184,7 @@ def test_page_in_headless_chromium(runs, tmp_path):
         page.fill("#f-q", "")
         page.select_option("#f-ok", "")
         page.select_option("#f-cat", "write")
-        page.wait_for_function(
-            "document.querySelectorAll('#rows tr[data-i]').length === 2", timeout=5000
-        )
+        expect(page.locator("#rows tr[data-i]")).to_have_count(2, timeout=5000)
         page.locator("#rows tr[data-i]").first.click()
         assert "State vs gold" in page.inner_text("#detail")
         assert "rows: before" in page.inner_text("#detail .wide table")
@@ -190,6 +192,8 @@ def test_page_in_headless_chromium(runs, tmp_path):
         page.click("button[data-tab=compare]")
         assert "shared episodes differ" in page.inner_text("#compare")
         page.locator("#difftable tbody tr").first.click()
+        top = page.evaluate("document.getElementById('top').getBoundingClientRect().bottom")
+        assert page.evaluate("document.getElementById('sbs').getBoundingClientRect().top") >= top
         sbs = page.locator("#sbs .sbs > div")
         assert sbs.count() == 2
         assert "oracle" in sbs.nth(0).inner_text() and "naive" in sbs.nth(1).inner_text()
@@ -214,4 +218,160 @@ def test_page_in_headless_chromium(runs, tmp_path):
         page.click("#next")
         page.click("#next")
         assert page.locator("#rows tr").count() == 50 and page.is_disabled("#next")
+        assert page.errors == []
+
+
+# --- a page people live in: sorting, CSV, SQL diff, deltas, one number format ---------------------
+def test_page_sorts_exports_diffs_and_compares(runs, tmp_path):
+    html_file = tmp_path / "report.html"
+    build_report([runs["oracle"], runs["naive"]], html_file)
+    oracle = read_trajectories(runs["oracle"] / "trajectories.jsonl")
+    naive = read_trajectories(runs["naive"] / "trajectories.jsonl")
+    by_key = {(x["task_id"], x["trial"]): x["correct"] for x in oracle}
+    losses = sum(1 for x in naive if by_key[(x["task_id"], x["trial"])] and not x["correct"])
+    wins = sum(1 for x in naive if x["correct"] and not by_key[(x["task_id"], x["trial"])])
+    with chromium_page(viewport={"width": 1300, "height": 900}, accept_downloads=True) as page:
+        page.goto(html_file.as_uri())
+        page.wait_for_selector("body[data-ready]")
+        # one number format: rates and means with three decimals, counts as integers
+        cells = page.locator("#overview table.grid").first.locator("tbody td").all_inner_texts()
+        assert all(re.fullmatch(r"[a-z]+|-?\d+\.\d{3}|\d+|–", c) for c in cells), cells
+        assert "1.000" in cells and "1" not in cells[2:]
+        # charts are drawn in the page in the theme's colours: they change with the theme
+        chart_js = """() => { const svg = document.querySelector('#overview svg.chart');
+          return [getComputedStyle(svg.querySelector('rect.s0')).fill,
+                  getComputedStyle(svg.querySelector('text')).fill,
+                  getComputedStyle(document.body).color]; }"""
+        bar, text, fg = page.evaluate(chart_js)
+        assert text == fg
+        page.click("#theme")
+        bar2, text2, fg2 = page.evaluate(chart_js)
+        assert bar2 != bar and text2 == fg2 != fg
+        page.click("#theme")
+        # any overview table sorts by a click on its header, both ways
+        table = page.locator("#overview .run").nth(1).locator("table.sortable").first
+        table.locator("th").nth(2).click()  # Pass@1 of naive, by category
+        first = [float(x) for x in table.locator("tbody tr td:nth-child(3)").all_inner_texts()]
+        assert first == sorted(first) and first[0] < first[-1]
+        table.locator("th").nth(2).click()
+        again = [float(x) for x in table.locator("tbody tr td:nth-child(3)").all_inner_texts()]
+        assert again == sorted(again, reverse=True)
+        # a table's CSV button downloads it as shown
+        with page.expect_download() as dl:
+            table.locator("xpath=ancestor::div[@class='tbl']").locator("button.csv").click()
+        rows = list(csv.reader(io.StringIO(Path(dl.value.path()).read_text(encoding="utf-8-sig"))))
+        assert rows[0][:3] == ["category", "episodes", "Pass@1"]
+        assert [float(r[2]) for r in rows[1:]] == again
+        # the episode list sorts by reward and exports the filtered list
+        page.click("button[data-tab=episodes]")
+        page.select_option("#f-run", label="naive")
+        page.click("#list th[data-sort=w]")
+        page.click("#list th[data-sort=w]")
+        rewards = [float(x) for x in page.locator("#rows td:nth-child(8)").all_inner_texts()]
+        assert rewards == sorted(rewards, reverse=True) and rewards[0] > rewards[-1]
+        with page.expect_download() as dl:
+            page.click("#export-csv")
+        rows = list(csv.reader(io.StringIO(Path(dl.value.path()).read_text(encoding="utf-8-sig"))))
+        assert rows[0][:3] == ["policy", "task", "trial"] and len(rows) == 1 + len(naive)
+        assert {r[0] for r in rows[1:]} == {"naive"}
+        # gold vs final SQL as a diff: naive's failed SELECT task marks what it changed
+        page.select_option("#f-cat", "select")
+        page.select_option("#f-ok", "0")
+        page.locator("#rows tr[data-i]").first.click()
+        marks = page.locator("#detail pre.diff del, #detail pre.diff ins")
+        assert marks.count() > 0 and "only in gold" in page.inner_text("#detail")
+        page.select_option("#f-run", label="oracle")
+        page.select_option("#f-ok", "")
+        page.locator("#rows tr[data-i]").first.click()
+        assert "final SQL = gold SQL" in page.inner_text("#detail")
+        # compare: side by side metrics with deltas, win/loss counts, per-category deltas
+        page.click("button[data-tab=compare]")
+        text = page.inner_text("#compare")
+        assert "Runs side by side" in text and "By category" in text
+        wl = page.locator("#compare table.sortable").nth(1).locator("tbody tr td")
+        assert wl.all_inner_texts()[:3] == ["naive", str(wins), str(losses)]
+        assert page.locator("#compare td.down").count() > 0  # naive loses Pass@1 somewhere
+        assert page.errors == []
+
+
+# --- files from a run folder are data, never markup or other files --------------------------------
+EVIL = '<img src=x onerror="window.PWNED=1">'
+
+
+def _tampered_run(src: Path, dest: Path, outside: Path) -> Path:
+    shutil.copytree(src, dest)
+    m = json.loads((dest / "metrics.json").read_text(encoding="utf-8"))
+    cat = next(iter(m["by_category"]))
+    m["by_category"][EVIL] = {**m["by_category"].pop(cat), "pass@1": EVIL}
+    m["end_reasons"][EVIL] = 3
+    m["reward_components"][EVIL] = 0.5
+    m["pass@k"] = {EVIL: 1.0, "2": 1.0}
+    m["pass^k"] = {EVIL: 1.0, "2": 1.0}
+    m["detection"] = {"select": {"f1": EVIL}, "from": EVIL, "where": None, EVIL: 1}
+    m["ecr"] = EVIL
+    m["plots"] = [str(outside), "../outside.png", "link.png", "fake.png", "inside.png", EVIL]
+    (dest / "metrics.json").write_text(json.dumps(m), encoding="utf-8")
+    run = json.loads((dest / "run.json").read_text(encoding="utf-8"))
+    run["config"]["policy"] = EVIL
+    (dest / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    return dest
+
+
+def _png(path: Path, colour: tuple[int, int, int]) -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    raw = b"\x00" + bytes(colour)
+    data = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+    path.write_bytes(data)
+    return data
+
+
+def test_plots_are_embedded_only_from_inside_the_run_folder(runs, tmp_path):
+    outside = tmp_path / "outside.png"
+    secret = _png(outside, (255, 0, 0))
+    run = _tampered_run(runs["naive"], tmp_path / "run", outside)
+    inside = _png(run / "inside.png", (0, 255, 0))
+    (run / "link.png").symlink_to(outside)
+    (run / "fake.png").write_text("not a png", encoding="utf-8")
+    plots = page_data([run])["runs"][0]["plots"]
+    import base64
+
+    embedded = [base64.b64decode(p["src"].split(",", 1)[1]) for p in plots]
+    assert embedded == [inside] and secret not in embedded
+
+
+def test_tampered_run_files_run_no_script(runs, tmp_path):
+    outside = tmp_path / "outside.png"
+    _png(outside, (255, 0, 0))
+    evil = _tampered_run(runs["naive"], tmp_path / "evil", outside)
+    lines = read_trajectories(evil / "trajectories.jsonl")
+    lines[0] = {**lines[0], "task_id": EVIL, "category": EVIL, "end": EVIL, "final_sql": EVIL}
+    html_file = tmp_path / "evil.html"
+    build_report([evil, runs["oracle"]], html_file, lines_by_run=[lines, None])
+    with chromium_page(viewport={"width": 1300, "height": 900}) as page:
+        page.goto(html_file.as_uri())
+        page.wait_for_selector("body[data-ready]")
+        page.click("button[data-tab=episodes]")
+        page.locator("#rows tr[data-i]").first.click()
+        page.click("button[data-tab=compare]")
+        page.locator("#difftable tbody tr").first.click()
+        page.click("button[data-tab=overview]")
+        csp = page.evaluate("document.querySelector('meta[http-equiv]').content")
+        assert (
+            "script-src 'sha256-" in csp
+            and "unsafe" not in csp.split("script-src")[1].split(";")[0]
+        )
+        assert page.evaluate("window.PWNED") is None
+        assert page.locator("img").count() == 0  # no markup from the files became an element
+        assert EVIL in page.inner_text("#overview")  # shown as the text it is
         assert page.errors == []

@@ -50,17 +50,26 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
         help="fine-tune a policy with SFT, GRPO (TRL) or multi-turn PPO from a YAML recipe",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description="Fine-tune a policy with SFT, GRPO (TRL) or multi-turn PPO from a YAML recipe.",
+        epilog="KEY=VALUE arguments override (dotted) config keys with YAML values.\n\n"
+        "examples:\n"
+        "  clarisql train --config tiny-cpu-grpo\n"
+        "  clarisql train --config tiny-cpu-ppo ppo.max_steps=20 output_dir=runs/x\n"
+        "  clarisql train --config grpo-qwen2.5-0.5b --print-config\n"
+        "  accelerate launch --config_file configs/accelerate/ddp.yaml -m clarisql train "
+        "--config grpo-multi-gpu",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--config",
         required=True,
+        metavar="NAME_OR_FILE",
         help="YAML recipe, or a name from configs/train (e.g. tiny-cpu-grpo)",
     )
     p.add_argument(
         "overrides",
         nargs="*",
-        metavar="key=value",
+        metavar="KEY=VALUE",
         help="override a dotted config key with a YAML value",
     )
     p.add_argument("--print-config", action="store_true", help="print the resolved config and exit")

@@ -10,11 +10,29 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve",
         help="serve the environment over HTTP/WebSocket (OpenEnv protocol)",
-        description="Serve ClarifySQLEnv episodes to remote trainers over OpenEnv's protocol.",
+        description="Serve the environment over HTTP and WebSocket (OpenEnv protocol).",
+        epilog="examples:\n"
+        "  clarisql serve --suite builtin --port 8000 --max-sessions 2048\n"
+        "  openenv validate --url http://127.0.0.1:8000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--suite", default="builtin", help="suite name or task file (default: builtin)")
-    p.add_argument("--data", default=None, help="data folder for the dysql / odutqa suites")
-    p.add_argument("--rewards", default=None, help="reward spec (preset name or YAML)")
+    p.add_argument(
+        "--suite",
+        default="builtin",
+        metavar="SUITE",
+        help="suite name or task file (default: builtin)",
+    )
+    p.add_argument(
+        "--data", default=None, metavar="DIR", help="data folder for the dysql / odutqa suites"
+    )
+    p.add_argument(
+        "--reward",
+        "--rewards",
+        dest="rewards",
+        default=None,
+        metavar="SPEC",
+        help="reward spec: preset name or YAML file (default: default)",
+    )
     p.add_argument(
         "--env-arg",
         action="append",
@@ -22,10 +40,29 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="any other ClarifySQLEnv keyword (VALUE parsed as JSON when it can be)",
     )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--max-sessions", type=int, default=2048)
-    p.add_argument("--idle-timeout", type=float, default=600.0, help="seconds; 0 = never")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address to listen on (default: %(default)s, this machine only)",
+    )
+    p.add_argument(
+        "--port", type=int, default=8000, metavar="PORT", help="port (default: %(default)s)"
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=2048,
+        metavar="N",
+        help="concurrent sessions; more are refused (default: %(default)s)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="close a session idle this long; 0 = never (default: %(default)s)",
+    )
     p.add_argument(
         "--ws-compression",
         action="store_true",
@@ -36,6 +73,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--inline-slice-ms",
         type=float,
         default=2.0,
+        metavar="MS",
         help="take a WebSocket step that runs one read statement on the event loop when its "
         "SQL finishes within this many ms (else on a thread); 0: every step on a thread",
     )

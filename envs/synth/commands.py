@@ -54,29 +54,57 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "synth",
         help="synthesize a task suite from SQLite files and/or folders of CSV files",
-        description=__doc__.split("\n\n")[0],
+        description="Synthesize a task suite from SQLite files and folders of CSV files.",
+        epilog="Every task is checked on the data; DIR gets lake.sqlite, tasks.jsonl\n"
+        "and SUITE.md.\n\n"
+        "examples:\n"
+        "  clarisql synth open-data/ warehouse.sqlite --out suites/mine --tasks 1000 --seed 0\n"
+        "  clarisql synth data/ --out suites/mine "
+        "--mixture well-specified=0.4,clarify=0.3,write=0.1,unanswerable=0.2\n"
+        "  clarisql eval --suite suites/mine/tasks.jsonl --policy oracle --out runs/mine",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "sources", nargs="+", metavar="SOURCE", help="an SQLite file or a folder of CSV files"
     )
     p.add_argument(
-        "--out", required=True, help="output folder (lake.sqlite, tasks.jsonl, SUITE.md)"
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder (lake.sqlite, tasks.jsonl, SUITE.md)",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--tasks", type=int, default=200, help="number of tasks in the suite")
     p.add_argument(
-        "--llm", default=None, help="openai:MODEL@URL (OrQA's coder/writer/reviewer loop)"
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed; the same sources, seed and options give the same tasks (default: 0)",
+    )
+    p.add_argument(
+        "--tasks",
+        type=int,
+        default=200,
+        metavar="N",
+        help="number of tasks in the suite (default: %(default)s)",
+    )
+    p.add_argument(
+        "--llm",
+        default=None,
+        metavar="SPEC",
+        help="openai:MODEL@URL: OrQA's coder / question writer / reviewer loop (default: offline)",
     )
     p.add_argument(
         "--workers",
         type=int,
         default=None,
+        metavar="N",
         help="threads running verification queries (default: the cores, at most 4); "
         "the output does not depend on it",
     )
     p.add_argument(
         "--mixture",
         default=None,
+        metavar="SHARES",
         help="category shares, e.g. well-specified=0.2,clarify=0.2,write=0.1,unanswerable=0.5 "
         "(the default: half unanswerable, as in TrustSQL's test sets)",
     )
