@@ -12,20 +12,30 @@ Side by side, on the same tasks:
 
 For the runner, start-up (time to the first finished episode: suite loading, process spawn) and
 steady-state episodes per second (after the first episode) are reported too.
+
+``clarisql eval`` (the command, in a fresh process) is measured twice, on ``--episodes`` tasks and
+on one task; the difference divided by the extra episodes is its **per-episode** cost (cold caches
+included: a fresh process computes every task's gold once), compared with the bare loop's first
+(cold) pass and its warm passes; the one-task run is the command's fixed cost (imports, suite,
+reports and plots). ``--profile`` runs the command under cProfile in this process and prints the
+functions with the most cumulative time (where the per-episode overhead goes).
 Every measurement is repeated (``--repeat``) after one unmeasured warm-up pass (gold answers and
 database images cached in this process), and the best time is kept. Prints a table and writes
 JSON to ``benchmarks/out/``.
 
-    python benchmarks/bench_rollouts.py [--suite builtin] [--policy oracle] [--episodes 300]
+    python benchmarks/bench_rollouts.py [--suite builtin] [--policy oracle] [--episodes 300] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
+import pstats
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +98,48 @@ def time_runner(
     return wall, marks[0] - t0, steady
 
 
+def eval_command(args: argparse.Namespace, out: Path, n: int) -> list[str]:
+    return [
+        "eval",
+        "--suite",
+        args.suite,
+        "--policy",
+        args.policy,
+        "--max-episodes",
+        str(n),
+        "--trials",
+        str(args.trials),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
+def time_cli(args: argparse.Namespace, out: Path, n: int) -> float:
+    """Wall seconds of ``python -m clarisql eval`` on the first ``n`` tasks, in a fresh process."""
+    cmd = [sys.executable, "-m", "clarisql", *eval_command(args, out, n)]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def profile_cli(args: argparse.Namespace, out: Path, top: int = 25) -> str:
+    """cProfile of ``clarisql eval`` in a fresh process (cold caches, as a user runs it): the
+    ``top`` clarisql/sqlglot/matplotlib functions by cumulative time."""
+    prof = out.with_suffix(".prof")
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "clarisql"]
+    subprocess.run(
+        [*cmd, *eval_command(args, out, args.episodes)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    buf = io.StringIO()
+    stats = pstats.Stats(str(prof), stream=buf).strip_dirs().sort_stats("cumulative")
+    stats.print_stats(r"clarisql|sqlglot|matplotlib|runpy", top)
+    return buf.getvalue()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -100,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=1, help="trials per task")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "out"))
+    ap.add_argument(
+        "--profile", action="store_true", help="also print a cProfile of `clarisql eval`"
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -135,6 +190,16 @@ def main(argv: list[str] | None = None) -> int:
                 "startup_s": min(r[1] for r in runs),
                 "steady_episodes_per_s": max(r[2] for r in runs),
             }
+        cli_n = [time_cli(args, tmp / f"cli_n{i}", args.episodes) for i in range(args.repeat)]
+        cli_1 = [time_cli(args, tmp / f"cli_1_{i}", 1) for i in range(args.repeat)]
+        per_ep = (min(cli_n) - min(cli_1)) / max(n - args.trials, 1)
+        results["clarisql eval (fresh process)"] = {
+            "seconds": min(cli_n),
+            "episodes_per_s": n / min(cli_n),
+            "fixed_s": min(cli_1),
+            "per_episode_ms": 1000.0 * per_ep,
+        }
+        profile = profile_cli(args, tmp / "profiled") if args.profile else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     env.close()
@@ -172,6 +237,21 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:<38}{r['seconds']:>10.3f}{r['episodes_per_s']:>13.1f}{r['overhead_vs_bare_pct']:>+9.1f}%{extra}"
         )
+    cli = results["clarisql eval (fresh process)"]
+    bare_ms = 1000.0 * bare / n
+    cold_ms = 1000.0 * cold / n
+    cli["per_episode_vs_bare"] = cli["per_episode_ms"] / bare_ms
+    cli["per_episode_vs_bare_cold"] = cli["per_episode_ms"] / cold_ms
+    print(
+        f"clarisql eval per episode: {cli['per_episode_ms']:.2f} ms "
+        f"({cli['per_episode_vs_bare']:.2f}x the bare loop's {bare_ms:.2f} ms warm, "
+        f"{cli['per_episode_vs_bare_cold']:.2f}x its {cold_ms:.2f} ms first pass); "
+        f"fixed cost (one episode, imports, reports) {cli['fixed_s']:.2f} s"
+    )
+    if profile:
+        print("\ncProfile of `clarisql eval` (cumulative time):")
+        print(profile)
+        report["profile_top"] = profile
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"bench_rollouts_{time.strftime('%Y%m%d-%H%M%S')}.json"
