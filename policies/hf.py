@@ -353,6 +353,9 @@ class HFPolicy(Policy):
             limit) bound it.
         progress: print a line to stderr about every ``progress_s`` seconds of generation:
             actions, tokens and tokens per second (``clarisql eval`` turns it on for ``hf:``).
+        threads: torch's intra-op threads for this process (``None``: leave torch's default).
+            A tiny model on a busy CPU runs several times faster on 1 thread than on spinning
+            OpenMP threads (``--policy-arg threads=1``).
     """
 
     name = "hf"
@@ -381,8 +384,12 @@ class HFPolicy(Policy):
         max_episode_tokens: int | None = None,
         progress: bool = False,
         progress_s: float = 15.0,
+        threads: int | None = None,
     ):
         import torch
+
+        if threads is not None:
+            torch.set_num_threads(max(1, int(threads)))
 
         if max_tokens is not None:  # the eval CLI's --max-tokens
             max_new_tokens = max_tokens
