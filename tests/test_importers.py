@@ -394,3 +394,15 @@ def test_task_context_and_alternatives_round_trip(tmp_path: Path) -> None:
             unanswerable_kind="unknown",
             gold_alternatives=["SELECT 1"],
         )
+
+
+def test_training_adapter_shows_the_context(cosql: Path, tmp_path: Path) -> None:
+    from clarisql.training.env_adapter import ClarifySQLToolEnv
+
+    out = tmp_path / "out"
+    import_dataset("cosql", str(cosql), str(out))
+    adapter = ClarifySQLToolEnv(str(out / "tasks.jsonl"))
+    opening = adapter.reset(task_id="cosql_dev/d1/2")
+    assert opening.startswith("User: How many singers are there?")
+    assert opening.endswith("User: Show me the old ones.")
+    assert adapter.reset(task_id="cosql_dev/d1/0") == "How many singers are there?"
