@@ -406,3 +406,44 @@ def test_training_adapter_shows_the_context(cosql: Path, tmp_path: Path) -> None
     assert opening.startswith("User: How many singers are there?")
     assert opening.endswith("User: Show me the old ones.")
     assert adapter.reset(task_id="cosql_dev/d1/0") == "How many singers are there?"
+
+
+def test_cosql_all_info_layout_with_labels_and_raw_sql(tmp_path: Path) -> None:
+    """CoSQL's own layout: acts in ``label``, the SQL in the unlabelled turn after a request."""
+    src = tmp_path / "cosql"
+    make_db(src / "database" / "concert" / "concert.sqlite")
+    turns = [
+        {"isUser": True, "text": "Which singers are young?", "label": ["AMBIGUOUS"]},
+        {"isUser": False, "text": "Younger than what age?", "label": ["CLARIFY"]},
+        {"isUser": True, "text": "Under 30.", "label": ["INFORM_SQL"]},
+        {
+            "isUser": False,
+            "text": "",
+            "label": [],
+            "rawSql": "SELECT name FROM singer WHERE age < 30",
+        },
+        {"isUser": False, "text": "Bo and Di are under 30.", "label": ["CONFIRM_SQL"]},
+        {"isUser": True, "text": "And from Peru?", "label": ["INFORM_SQL"]},
+        {
+            "isUser": False,
+            "text": "",
+            "label": [],
+            "rawSql": 'SELECT name FROM singer WHERE age < 30 AND country = "Peru"',
+        },
+        {"isUser": False, "text": "Di.", "label": ["CONFIRM_SQL"]},
+    ]
+    write_json(src / "cosql_all_info_dialogs.json", {"e7": {"db_id": "concert", "turns": turns}})
+    rep = import_dataset("cosql", str(src), str(tmp_path / "out"))
+    tasks = {t.id: t for t in load_tasks(tmp_path / "out" / "tasks.jsonl")}
+    clar = tasks["cosql_all_info_dialogs/e7/0"]
+    assert clar.underspecs == [Underspec(Label("intent"), "Under 30.")]
+    assert clar.gold_sql == "SELECT name FROM singer WHERE age < 30" and clar.context == []
+    follow = tasks["cosql_all_info_dialogs/e7/4"]
+    assert follow.utterance == "And from Peru?"
+    assert follow.gold_sql.endswith("country = 'Peru'") and rep.rewritten == 1
+    assert [t["content"] for t in follow.context] == [
+        "Which singers are young?",
+        "Younger than what age?",
+        "Under 30.",
+        "Bo and Di are under 30.",
+    ]  # the SQL turns are not part of what anyone said

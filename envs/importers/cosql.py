@@ -1,10 +1,12 @@
 """CoSQL dialogues to a suite: clarification turns become underspecified tasks.
 
 Input: ``SRC/*.json`` files holding dialogues (a list, or an object keyed by dialogue id), each
-``{"db_id", "turns": [...]}`` with turns ``{"isUser": bool, "text": str, "dialogue_act": str
-| [str], "query": str?}`` (``DA``/``act`` and ``sql`` are read too) as in CoSQL's all-info
-dialogues; SParC-style ``{"database_id", "interaction": [{"utterance", "query"}]}`` records (no
-clarification turns) are read as user-only dialogues. Databases: ``SRC/database/<db_id>/<db_id>.sqlite``.
+``{"db_id", "turns": [...]}`` as in CoSQL's ``cosql_all_info_dialogs.json``: turns ``{"isUser":
+bool, "text": str, "label": [dialogue acts]}``, and the SQL of a user request in the unlabelled
+turn after it (``{"rawSql": ...}``); a user turn may also carry its SQL itself (``query`` /
+``sql``), and ``dialogue_act`` / ``DA`` / ``act`` are read as the acts too. SParC-style
+``{"database_id", "interaction": [{"utterance", "query"}]}`` records (no clarification turns) are
+read as user-only dialogues. Databases: ``SRC/database/<db_id>/<db_id>.sqlite``.
 
 Per user turn, in dialogue order (``context`` = the turns before it, user and system, as
 ``{"role", "content"}``; never folded into the utterance):
@@ -39,14 +41,42 @@ from clarisql.envs.tasks import ALL_UNANSWERABLE_KINDS, Label, Underspec
 
 
 def _acts(turn: dict[str, Any]) -> set[str]:
-    raw = turn.get("dialogue_act", turn.get("DA", turn.get("act", [])))
+    raw = turn.get("label", turn.get("dialogue_act", turn.get("DA", turn.get("act", []))))
     items = raw if isinstance(raw, list) else [raw]
     return {str(a).strip().upper() for a in items if a}
 
 
 def _sql(turn: dict[str, Any]) -> str | None:
-    q = turn.get("query", turn.get("sql"))
+    q = turn.get("query", turn.get("sql", turn.get("rawSql")))
     return q if isinstance(q, str) and q.strip() else None
+
+
+def _events(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dialogue as user / assistant events; an unlabelled SQL turn (CoSQL's ``rawSql``)
+    gives its SQL to the user request before it and is not itself a turn anyone said."""
+    events: list[dict[str, Any]] = []
+    for turn in turns:
+        acts, sql = _acts(turn), _sql(turn)
+        role = _role(turn)
+        if sql and not acts and "rawSql" in turn:  # the annotator's SQL for the last request
+            for ev in reversed(events):
+                if ev["role"] == "user":
+                    if ev["sql"] is None:
+                        ev["sql"] = sql
+                    break
+            continue
+        text = str(turn.get("text", "")).strip()
+        if text:
+            events.append(
+                {
+                    "role": role,
+                    "text": text,
+                    "acts": acts,
+                    "sql": sql if role == "user" else None,
+                    "raw": turn,
+                }
+            )
+    return events
 
 
 def _dialogues(data: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -128,14 +158,14 @@ def _convert(
         w.drop(base, f"database: {db_id}/{db_id}.sqlite not found")
         return
     ref = w.database(db_id, path)
+    events = _events(turns)
     history: list[dict[str, str]] = []
     pending: dict[str, Any] | None = None  # an unclear request waiting for its resolution
-    for i, turn in enumerate(turns):
-        role, text = _role(turn), str(turn.get("text", "")).strip()
-        nxt = turns[i + 1] if i + 1 < len(turns) and isinstance(turns[i + 1], dict) else {}
-        next_acts = _acts(nxt) if _role(nxt) == "assistant" else set()
-        sql = _sql(turn)
-        if role == "user" and text:
+    for i, ev in enumerate(events):
+        role, text, sql = ev["role"], ev["text"], ev["sql"]
+        nxt = events[i + 1] if i + 1 < len(events) else None
+        next_acts = nxt["acts"] if nxt is not None and nxt["role"] == "assistant" else set()
+        if role == "user":
             item = f"{base}/{i}"
             if pending is not None:
                 pending["answers"].append(text)
@@ -148,7 +178,7 @@ def _convert(
                     "item": item,
                     "context": list(history),
                     "text": text,
-                    "question": str(nxt.get("text", "")).strip(),
+                    "question": nxt["text"] if nxt is not None else "",
                     "answers": [],
                 }
             elif sql and not clarifications_only:
@@ -168,7 +198,7 @@ def _convert(
                         w.report.empty_gold += g.rows == []
             elif "CANNOT_ANSWER" in next_acts and not sql and not clarifications_only:
                 w.report.read += 1
-                kind = turn.get("unanswerable_kind")
+                kind = ev["raw"].get("unanswerable_kind")
                 kind = kind if kind in ALL_UNANSWERABLE_KINDS else "unknown"
                 w.add(
                     id=item,
@@ -181,11 +211,10 @@ def _convert(
                     metadata={
                         "source": "cosql",
                         "db_id": db_id,
-                        "system_reply": str(nxt.get("text", "")),
+                        "system_reply": nxt["text"] if nxt is not None else "",
                     },
                 )
-        if text:
-            history.append({"role": role, "content": text})
+        history.append({"role": role, "content": text})
     if pending is not None:
         w.report.read += 1
         w.drop(pending["item"], "dialogue: the clarification is never resolved by a turn with SQL")
