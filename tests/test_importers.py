@@ -447,3 +447,16 @@ def test_cosql_all_info_layout_with_labels_and_raw_sql(tmp_path: Path) -> None:
         "Under 30.",
         "Bo and Di are under 30.",
     ]  # the SQL turns are not part of what anyone said
+
+
+def test_link_instead_of_copy(spider: Path, tmp_path: Path) -> None:
+    out = tmp_path / "linked"
+    rep = import_dataset("spider", str(spider), str(out), link=True)
+    db = out / "databases" / "concert.sqlite"
+    assert (
+        db.is_symlink() and db.resolve() == (spider / "database/concert/concert.sqlite").resolve()
+    )
+    assert rep.kept == 4
+    env = ClarifySQLEnv(str(out / "tasks.jsonl"))
+    assert run(env, "dev/0", [{"type": "stop", "sql": "SELECT 4"}])["correct"]
+    env.close()

@@ -4,7 +4,8 @@ Contract. Each importer reads one format's folder and writes a suite folder ``ou
 
 - ``out/tasks.jsonl``: :class:`clarisql.envs.tasks.Task` records; each task's ``db`` is
   ``databases/<db_id>.sqlite``, relative to the task file, so ``--suite out/tasks.jsonl`` loads it;
-- ``out/databases/<db_id>.sqlite``: copies of the databases the kept tasks use (never modified);
+- ``out/databases/<db_id>.sqlite``: copies of the databases the kept tasks use (never modified;
+  ``link=True`` makes them symbolic links to the source files instead);
 - ``out/import_report.json``: what was read, kept, rewritten and dropped, each drop with its reason.
 
 Every gold query is made sandbox-safe and checked on the data (:func:`~.common.make_safe`): a

@@ -33,12 +33,13 @@ def import_bird(
     db_dir: str | Path | None = None,
     evidence: str = "utterance",
     limit: int | None = None,
+    link: bool = False,
 ) -> ImportReport:
     """Import a BIRD-format folder ``src`` into suite folder ``out`` (see the module docstring)."""
     if evidence not in EVIDENCE_MODES:
         raise ImportFormatError(f"evidence must be one of {EVIDENCE_MODES}, got {evidence!r}")
     s = check_source(src)
-    w = SuiteWriter("bird", s, prepare_out(out))
+    w = SuiteWriter("bird", s, prepare_out(out), link=link)
 
     def utterance(rec: dict[str, Any]) -> str:
         q, ev = rec["question"].strip(), str(rec.get("evidence") or "").strip()

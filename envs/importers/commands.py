@@ -12,7 +12,7 @@ import json
 def _import(args: argparse.Namespace) -> int:
     from clarisql.envs.importers import import_dataset
 
-    kw: dict[str, object] = {"files": args.file or None, "limit": args.limit}
+    kw: dict[str, object] = {"files": args.file or None, "limit": args.limit, "link": args.link}
     if args.db_dir:
         kw["db_dir"] = args.db_dir
     if args.format == "bird":
@@ -58,6 +58,11 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--db-dir", help="folder holding <db_id>/<db_id>.sqlite (default: SRC/database)")
     p.add_argument("--limit", type=int, help="import at most N records per file")
+    p.add_argument(
+        "--link",
+        action="store_true",
+        help="link the databases into OUT/databases instead of copying them (large datasets)",
+    )
     p.add_argument(
         "--evidence",
         choices=("utterance", "metadata"),

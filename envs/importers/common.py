@@ -222,8 +222,8 @@ class ImportReport:
 class SuiteWriter:
     """Collects tasks for one output folder, copying each database the first time it is used."""
 
-    def __init__(self, fmt: str, src: Path, out: Path) -> None:
-        self.src, self.out = src, out
+    def __init__(self, fmt: str, src: Path, out: Path, *, link: bool = False) -> None:
+        self.src, self.out, self.link = src, out, link
         self.report = ImportReport(fmt, str(src), str(out))
         self.tasks: list[Task] = []
         self._ids: set[str] = set()
@@ -235,7 +235,10 @@ class SuiteWriter:
         if db_id not in self._dbs:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in db_id) or "db"
             dest = self.out / "databases" / f"{safe}.sqlite"
-            shutil.copyfile(path, dest)
+            if self.link:  # large databases (BIRD): a symbolic link to the source file
+                dest.symlink_to(path.resolve())
+            else:
+                shutil.copyfile(path, dest)
             self._dbs[db_id] = f"databases/{safe}.sqlite"
             self.report.databases.append(db_id)
         return self._dbs[db_id]

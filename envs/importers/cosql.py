@@ -117,10 +117,11 @@ def import_cosql(
     db_dir: str | Path | None = None,
     clarifications_only: bool = False,
     limit: int | None = None,
+    link: bool = False,
 ) -> ImportReport:
     """Import CoSQL dialogues from ``src`` into suite folder ``out`` (see the module docstring)."""
     s = check_source(src)
-    w = SuiteWriter("cosql", s, prepare_out(out))
+    w = SuiteWriter("cosql", s, prepare_out(out), link=link)
     paths = [s / f for f in files] if files else sorted(s.glob("*.json"))
     dialogues = []
     for p in paths:

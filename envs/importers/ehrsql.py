@@ -88,13 +88,14 @@ def import_ehrsql(
     db_dir: str | Path | None = None,
     now: str = EHRSQL_NOW,
     limit: int | None = None,
+    link: bool = False,
 ) -> ImportReport:
     """Import an EHRSQL-style folder ``src`` into suite folder ``out`` (see the module docstring)."""
     s = check_source(src)
     one_db = Path(db) if db else None
     if one_db is not None and not one_db.is_file():
         raise ImportFormatError(f"--db {one_db}: no such database file")
-    w = SuiteWriter("ehrsql", s, prepare_out(out))
+    w = SuiteWriter("ehrsql", s, prepare_out(out), link=link)
     for stem, records in _records(s, files):
         for i, rec in enumerate(records[:limit] if limit else records):
             item = f"{stem}/{rec.get('id', i)}"

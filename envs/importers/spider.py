@@ -125,10 +125,11 @@ def import_spider(
     files: list[str] | None = None,
     db_dir: str | Path | None = None,
     limit: int | None = None,
+    link: bool = False,
 ) -> ImportReport:
     """Import a Spider-format folder ``src`` into suite folder ``out`` (see the module docstring)."""
     s = check_source(src)
-    w = SuiteWriter("spider", s, prepare_out(out))
+    w = SuiteWriter("spider", s, prepare_out(out), link=link)
     for stem, records in record_files(s, files, "query"):
         import_records(
             w,
