@@ -234,7 +234,11 @@ class SuiteWriter:
         """The task ``db`` reference for ``path`` (copied into ``out/databases`` once)."""
         if db_id not in self._dbs:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in db_id) or "db"
-            dest = self.out / "databases" / f"{safe}.sqlite"
+            dest, n = self.out / "databases" / f"{safe}.sqlite", 1
+            while dest.exists() or dest.is_symlink():  # two ids with the same safe name
+                n += 1
+                dest = self.out / "databases" / f"{safe}-{n}.sqlite"
+            safe = dest.stem
             if self.link:  # large databases (BIRD): a symbolic link to the source file
                 dest.symlink_to(path.resolve())
             else:
