@@ -54,3 +54,44 @@ def test_bad_budget_is_refused() -> None:
     d = tiny_model_dir()
     with pytest.raises(ValueError, match="max_episode_tokens"):
         make_policy(f"hf:{d}", format=FORMAT, max_episode_tokens=0)
+
+
+def test_eval_cli_passes_budget_and_progress_to_hf_only() -> None:
+    from clarisql.cli import build_parser
+    from clarisql.rollouts.commands import _config
+
+    p = build_parser()
+    args = p.parse_args(
+        [
+            "eval",
+            "--suite",
+            "builtin",
+            "--policy",
+            "hf:x",
+            "--out",
+            "o",
+            "--max-episode-tokens",
+            "64",
+        ]
+    )
+    kw = _config(args, args.policy, args.rewards).policy_kwargs
+    assert kw["max_episode_tokens"] == 64 and kw["progress"] is True
+    args = p.parse_args(
+        ["eval", "--suite", "builtin", "--policy", "hf:x", "--out", "o", "--no-progress"]
+    )
+    assert _config(args, args.policy, args.rewards).policy_kwargs["progress"] is False
+    args = p.parse_args(["eval", "--suite", "builtin", "--policy", "oracle", "--out", "o"])
+    kw = _config(args, args.policy, args.rewards).policy_kwargs
+    assert "progress" not in kw and "max_episode_tokens" not in kw
+
+
+@needs_train
+def test_threads_option_sets_torch_threads() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        make_policy(f"hf:{tiny_model_dir()}", format=FORMAT, threads=1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
