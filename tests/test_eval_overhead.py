@@ -36,8 +36,13 @@ def test_outer_order_by(sql: str, ordered: bool) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
 def test_workers_fork_only_when_single_threaded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLARISQL_WORKER_START", raising=False)
+    for name in ("torch", "tensorflow", "jax", "vllm"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     if threading.active_count() == 1:
         assert worker_start_method() == "fork"
+        monkeypatch.setitem(sys.modules, "torch", sys)  # a native thread pool may be running
+        assert worker_start_method() == "spawn"
+        monkeypatch.delitem(sys.modules, "torch")
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()

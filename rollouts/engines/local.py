@@ -12,8 +12,9 @@ engine built.
 - :class:`ExecutorEngine`: chunks of items on a ``concurrent.futures``-style executor, sized by
   :class:`ChunkSizer`; :class:`ProcessEngine` is it on ``workers`` processes, each building its
   own suite, envs and policies from the picklable :class:`~clarisql.rollouts.plan.RunConfig`.
-  Workers are *forked* when that is safe (Linux, and this process runs a single thread, so no
-  lock can be inherited half-held; a forked child drops the parent's cached database images
+  Workers are *forked* when that is safe (Linux, this process runs a single thread, so no lock
+  can be inherited half-held, and has not loaded torch or another library with native thread
+  pools or GPU contexts; a forked child drops the parent's cached database images
   and opens its own, :mod:`clarisql.envs.database`), so they start with the modules already
   imported (a spawned worker first re-imports numpy, gymnasium and sqlglot: 1-2 s); otherwise,
   or with ``CLARISQL_WORKER_START=spawn``, they are spawned (safe everywhere).
@@ -194,8 +195,17 @@ def worker_start_method() -> str:
         raise ValueError(f"CLARISQL_WORKER_START must be auto, fork or spawn, got {asked!r}")
     if asked == "spawn":
         return "spawn"
-    safe = sys.platform.startswith("linux") and threading.active_count() == 1
+    safe = (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        # native thread pools and GPU contexts (OpenMP, CUDA) do not survive a fork
+        and not any(m in sys.modules for m in _NO_FORK_MODULES)
+    )
     return "fork" if safe else "spawn"
+
+
+#: Modules whose native threads or device state make forking this process unsafe once loaded.
+_NO_FORK_MODULES = ("torch", "tensorflow", "jax", "vllm")
 
 
 class ChunkSizer:
