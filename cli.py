@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "clarisql.envs.server.commands",
     "clarisql.rollouts.export_commands",
     "clarisql.envs.synth.commands",
+    "clarisql.envs.importers.commands",
 )
 DEMO_POLICIES = ("oracle", "answer-without-clarifying", "abstain-all", "random")
 

@@ -8,24 +8,37 @@ Side by side, on the same tasks:
   trajectory line, in memory);
 - ``runner w=1``: :func:`clarisql.rollouts.runner.run_eval`, one process (streams the
   trajectory file, progress bar off, reports off);
-- ``runner w=2``: two spawned worker processes (their start-up and suite loading included).
+- ``runner w=2``: two worker processes (their start-up and suite loading included); this
+  process has run episodes already (an SQL watchdog thread is alive), so they are *spawned*;
+- ``runner w=2, fresh process``: the same from a fresh single-threaded process (as ``clarisql
+  eval --workers 2`` runs it), where the workers are *forked* with everything imported.
 
 For the runner, start-up (time to the first finished episode: suite loading, process spawn) and
 steady-state episodes per second (after the first episode) are reported too.
+
+``clarisql eval`` (the command, in a fresh process) is measured twice, on ``--episodes`` tasks and
+on one task; the difference divided by the extra episodes is its **per-episode** cost (cold caches
+included: a fresh process computes every task's gold once), compared with the bare loop's first
+(cold) pass and its warm passes; the one-task run is the command's fixed cost (imports, suite,
+reports and plots). ``--profile`` runs the command under cProfile in this process and prints the
+functions with the most cumulative time (where the per-episode overhead goes).
 Every measurement is repeated (``--repeat``) after one unmeasured warm-up pass (gold answers and
 database images cached in this process), and the best time is kept. Prints a table and writes
 JSON to ``benchmarks/out/``.
 
-    python benchmarks/bench_rollouts.py [--suite builtin] [--policy oracle] [--episodes 300]
+    python benchmarks/bench_rollouts.py [--suite builtin] [--policy oracle] [--episodes 300] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
+import pstats
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +101,112 @@ def time_runner(
     return wall, marks[0] - t0, steady
 
 
+_FRESH_RUNNER = """
+import json, sys, time
+from clarisql.rollouts.runner import RunConfig, run_eval
+a = json.loads(sys.argv[1])
+marks = []
+cfg = RunConfig(suite=a["suite"], policy=a["policy"], max_episodes=a["episodes"], trials=a["trials"])
+t0 = time.perf_counter()
+run_eval(cfg, a["out"], workers=a["workers"], progress=False, write_reports=False,
+         on_result=lambda r: marks.append(time.perf_counter()))
+print(json.dumps({"wall": time.perf_counter() - t0, "startup": marks[0] - t0}))
+"""
+
+
+def time_fresh_runner(args: argparse.Namespace, out: Path, workers: int) -> tuple[float, float]:
+    """(wall, start-up) seconds of ``run_eval`` with ``workers`` processes, called from a fresh
+    process (single-threaded: its workers are forked, as under ``clarisql eval``)."""
+    spec = {
+        "suite": args.suite,
+        "policy": args.policy,
+        "episodes": args.episodes,
+        "trials": args.trials,
+        "out": str(out),
+        "workers": workers,
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", _FRESH_RUNNER, json.dumps(spec)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    d = json.loads(res.stdout.strip().splitlines()[-1])
+    return d["wall"], d["startup"]
+
+
+def eval_command(args: argparse.Namespace, out: Path, n: int) -> list[str]:
+    return [
+        "eval",
+        "--suite",
+        args.suite,
+        "--policy",
+        args.policy,
+        "--max-episodes",
+        str(n),
+        "--trials",
+        str(args.trials),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
+_FRESH_EVAL = """
+import json, sys, time
+t0 = time.perf_counter()
+from clarisql.cli import main
+from clarisql.rollouts import runner
+t_import = time.perf_counter() - t0
+spent = {"episodes_s": 0.0, "reports_s": 0.0}
+def timed(fn, key):
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            spent[key] += time.perf_counter() - t
+    return wrapper
+runner._run_on_engine = timed(runner._run_on_engine, "episodes_s")
+runner._write_reports = timed(runner._write_reports, "reports_s")
+main(json.loads(sys.argv[1]))
+print(json.dumps({"import_s": t_import, "total_s": time.perf_counter() - t0, **spent}))
+"""
+
+
+def time_cli(args: argparse.Namespace, out: Path, n: int) -> dict[str, float]:
+    """``clarisql eval`` on the first ``n`` tasks in a fresh process, its phases timed inside it
+    (imports, the episodes phase of the runner, reports): a difference of two noisy wall times
+    would hide a per-episode cost on a busy machine."""
+    res = subprocess.run(
+        [sys.executable, "-c", _FRESH_EVAL, json.dumps(eval_command(args, out, n))],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def profile_cli(args: argparse.Namespace, out: Path, top: int = 25) -> str:
+    """cProfile of ``clarisql eval`` in a fresh process (cold caches, as a user runs it): the
+    ``top`` clarisql/sqlglot/matplotlib functions by cumulative time."""
+    prof = out.with_suffix(".prof")
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "clarisql"]
+    subprocess.run(
+        [*cmd, *eval_command(args, out, args.episodes)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    buf = io.StringIO()
+    stats = pstats.Stats(str(prof), stream=buf).sort_stats("cumulative")
+    stats.print_stats(r"clarisql[/\\\\]|sqlglot[/\\\\]|matplotlib[/\\\\]", top)
+    text = buf.getvalue()
+    for prefix in sorted({str(Path(p).parent) for p in sys.path if p}, key=len, reverse=True):
+        text = text.replace(prefix + os.sep, "")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -100,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=1, help="trials per task")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "out"))
+    ap.add_argument(
+        "--profile", action="store_true", help="also print a cProfile of `clarisql eval`"
+    )
     args = ap.parse_args(argv)
 
     try:
@@ -135,6 +257,24 @@ def main(argv: list[str] | None = None) -> int:
                 "startup_s": min(r[1] for r in runs),
                 "steady_episodes_per_s": max(r[2] for r in runs),
             }
+        fresh = [time_fresh_runner(args, tmp / f"fresh{i}", 2) for i in range(args.repeat)]
+        results["runner workers=2, fresh process"] = {
+            "seconds": min(r[0] for r in fresh),
+            "episodes_per_s": n / min(r[0] for r in fresh),
+            "startup_s": min(r[1] for r in fresh),
+            "steady_episodes_per_s": float("nan"),
+        }
+        runs = [time_cli(args, tmp / f"cli{i}", args.episodes) for i in range(args.repeat)]
+        best = min(runs, key=lambda r: r["episodes_s"])
+        results["clarisql eval (fresh process)"] = {
+            "seconds": min(r["total_s"] for r in runs),
+            "episodes_per_s": n / min(r["total_s"] for r in runs),
+            "episodes_phase_s": best["episodes_s"],
+            "per_episode_ms": 1000.0 * best["episodes_s"] / n,
+            "reports_s": min(r["reports_s"] for r in runs),
+            "import_s": min(r["import_s"] for r in runs),
+        }
+        profile = profile_cli(args, tmp / "profiled") if args.profile else None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     env.close()
@@ -172,6 +312,21 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:<38}{r['seconds']:>10.3f}{r['episodes_per_s']:>13.1f}{r['overhead_vs_bare_pct']:>+9.1f}%{extra}"
         )
+    cli = results["clarisql eval (fresh process)"]
+    bare_ms = 1000.0 * bare / n
+    cold_ms = 1000.0 * cold / n
+    cli["per_episode_vs_bare"] = cli["per_episode_ms"] / bare_ms
+    cli["per_episode_vs_bare_cold"] = cli["per_episode_ms"] / cold_ms
+    print(
+        f"clarisql eval, episodes phase: {cli['per_episode_ms']:.2f} ms per episode "
+        f"({cli['per_episode_vs_bare_cold']:.2f}x the bare loop's first pass, {cold_ms:.2f} ms: "
+        f"both on cold caches; {cli['per_episode_vs_bare']:.2f}x its warm {bare_ms:.2f} ms); "
+        f"fixed: imports {cli['import_s']:.2f} s, reports and plots {cli['reports_s']:.2f} s"
+    )
+    if profile:
+        print("\ncProfile of `clarisql eval` (cumulative time):")
+        print(profile)
+        report["profile_top"] = profile
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"bench_rollouts_{time.strftime('%Y%m%d-%H%M%S')}.json"

@@ -314,6 +314,18 @@ _IMAGES_LOCK = threading.Lock()
 _MAX_IMAGES = 16
 
 
+def _forget_images_after_fork() -> None:
+    """In a forked child: start with no cached image (the parent's images and any connection
+    they hold stay the parent's; the child opens its own on first use)."""
+    global _IMAGES, _IMAGES_LOCK
+    _IMAGES = OrderedDict()
+    _IMAGES_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_images_after_fork)
+
+
 def get_image(path: str | Path, post_copy_sql: tuple[str, ...] | list[str] = ()) -> DatabaseImage:
     """Return the process-wide cached image of ``path`` (reloaded if the file changed)."""
     p = Path(path).resolve()

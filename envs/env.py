@@ -283,6 +283,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 ),
             }
         ]
+        for turn in task.context:  # earlier dialogue turns (CoSQL), before the opening request
+            self._say(turn["role"], "User" if turn["role"] == "user" else "Agent", turn["content"])
         self._say("user", "User", opening)
         # No "category": it names the hidden answer ("unanswerable:...", the clause that is
         # unclear). ``writable`` is public: whether the agent's writes are allowed at all.
@@ -520,6 +522,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             elif task.answerable:
                 rec.gold_rows = gold.gold_rows(task, image)
                 rec.gold_ordered = gold.gold_ordered(task)
+                if task.gold_alternatives:  # any-of scoring (clarisql.rewards.alternatives)
+                    rec.gold_alternatives = gold.gold_alternatives(task, image)
         except gold.GoldError as e:
             gold_error = str(e)
         except Exception as e:  # the episode is recorded even when its final state cannot be read

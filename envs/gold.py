@@ -2,6 +2,8 @@
 
 - :func:`gold_rows` runs a task's ``gold_sql`` on the untouched image (or returns
   ``gold_answer`` when the task carries it).
+- :func:`gold_alternatives` runs each of a task's ``gold_alternatives`` the same way (any-of
+  scoring: :mod:`clarisql.rewards.alternatives`).
 - :func:`gold_ordered` says whether row order matters: the task's flag, else whether the gold
   query's outermost SELECT has an ORDER BY (parsed with sqlglot).
 - :func:`gold_state` replays ``gold_actions`` on a fresh copy-on-write session and describes the
@@ -18,7 +20,7 @@ import threading
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
+from sqlglot.tokens import TokenType
 
 from clarisql.envs.database import DatabaseImage, SessionLimits
 from clarisql.envs.digest import DigestConfig
@@ -29,6 +31,7 @@ _LOCK = threading.Lock()
 _ROWS: dict[tuple[str, str], list[list[Any]]] = {}
 _ORDERED: dict[str, bool] = {}
 _STATES: dict[tuple[Any, ...], StateDigest] = {}
+_TOKENIZER = sqlglot.Dialect.get_or_raise("sqlite")
 _GOLD_LIMITS = SessionLimits(timeout_s=60.0, max_rows=1_000_000, max_bytes=1 << 30)
 
 
@@ -41,15 +44,27 @@ def gold_rows(task: Task, image: DatabaseImage) -> list[list[Any]] | None:
         return task.gold_answer
     if not task.gold_sql:
         return None
-    key = (image.key, task.gold_sql)
+    return _rows(task, image, task.gold_sql, "gold SQL")
+
+
+def gold_alternatives(task: Task, image: DatabaseImage) -> list[dict[str, Any]]:
+    """``[{"rows", "ordered"}]`` for each of the task's ``gold_alternatives`` (cached)."""
+    return [
+        {"rows": _rows(task, image, sql, f"gold alternative {i}"), "ordered": _sql_ordered(sql)}
+        for i, sql in enumerate(task.gold_alternatives)
+    ]
+
+
+def _rows(task: Task, image: DatabaseImage, sql: str, what: str) -> list[list[Any]]:
+    key = (image.key, sql)
     with _LOCK:
         hit = _ROWS.get(key)
     if hit is not None:
         return hit
     with image.session(writable=False, limits=_GOLD_LIMITS) as s:
-        res = s.execute(task.gold_sql)
+        res = s.execute(sql)
     if not res.ok:
-        raise GoldError(f"task {task.id!r}: gold SQL failed: {res.error}")
+        raise GoldError(f"task {task.id!r}: {what} failed: {res.error}")
     rows = [list(r) for r in res.rows]
     with _LOCK:
         _ROWS[key] = rows
@@ -59,7 +74,29 @@ def gold_rows(task: Task, image: DatabaseImage) -> list[list[Any]] | None:
 def gold_ordered(task: Task) -> bool:
     if task.gold_ordered is not None:
         return task.gold_ordered
-    sql = task.gold_sql
+    return _sql_ordered(task.gold_sql)
+
+
+def _outer_order_by(sql: str) -> bool:
+    """Whether the outermost query has an ORDER BY: an ``ORDER`` token outside every bracket.
+
+    Tokenizing is an order of magnitude cheaper than parsing (a cold ``clarisql eval`` asked
+    this once per task and spent most of its per-episode overhead in sqlglot's parser); window
+    ``OVER (ORDER BY ...)``, subqueries and CTE bodies sit inside brackets and do not count.
+    """
+    depth = 0
+    for tok in _TOKENIZER.tokenize(sql):
+        tt = tok.token_type
+        if tt == TokenType.L_PAREN:
+            depth += 1
+        elif tt == TokenType.R_PAREN:
+            depth -= 1
+        elif tt == TokenType.ORDER_BY and depth == 0:
+            return True
+    return False
+
+
+def _sql_ordered(sql: str | None) -> bool:
     if not sql:
         return False
     with _LOCK:
@@ -67,12 +104,7 @@ def gold_ordered(task: Task) -> bool:
     if hit is not None:
         return hit
     try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-        ordered = (
-            tree.args.get("order") is not None
-            if isinstance(tree, (exp.Select, exp.Union))
-            else False
-        )
+        ordered = _outer_order_by(sql)
     except sqlglot.errors.SqlglotError:
         ordered = " order by " in " ".join(sql.lower().split())
     with _LOCK:

@@ -7,6 +7,11 @@ how it is underspecified (ODUTQA-MDC's labels, each with the value that resolves
 JSONL files load and save losslessly: ``Task.from_dict(t.to_dict()) == t`` for every task, and
 ``save_tasks(load_tasks(p), q)`` writes the same records again. Loading a broken record raises
 :class:`TaskFormatError` naming the file, the line and the field.
+
+Schema versions: version 1 is the original record; version 2 adds ``context`` (earlier dialogue
+turns) and ``gold_alternatives`` (other acceptable gold queries). A record is written with the
+lowest version that holds it (a task without the new fields is byte-identical to a version-1
+record), so older readers keep reading what they can and refuse, by version, what they cannot.
 """
 
 from __future__ import annotations
@@ -17,7 +22,12 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+#: The newest task schema this code reads and writes (see the module docstring).
+SCHEMA_VERSION = 2
+#: Every schema version :meth:`Task.from_dict` accepts.
+SUPPORTED_SCHEMA_VERSIONS = (1, 2)
+#: Roles of a ``context`` turn: what the user said and what the system (agent) said.
+CONTEXT_ROLES = ("user", "assistant")
 
 #: TrustSQL's kinds of unanswerable request: schema-incompatible (a column that looks like an
 #: existing one, a related one the schema lacks, an unrelated one), ``non-sql`` (about existing
@@ -30,6 +40,11 @@ UNANSWERABLE_KINDS = (
     "non-sql",
     "out-of-domain",
 )
+#: For imported data that marks a question unanswerable without saying why (EHRSQL, CoSQL's
+#: CANNOT_ANSWER); generators never produce it, so it is not one of :data:`UNANSWERABLE_KINDS`.
+UNKNOWN_KIND = "unknown"
+#: Every kind a task may carry: TrustSQL's five and :data:`UNKNOWN_KIND`.
+ALL_UNANSWERABLE_KINDS = (*UNANSWERABLE_KINDS, UNKNOWN_KIND)
 #: Old kind names still accepted when loading task files, mapped to the current ones.
 UNANSWERABLE_KIND_ALIASES = {"external-knowledge": "out-of-domain"}
 
@@ -203,10 +218,17 @@ class Task:
       :func:`clarisql.envs.digest.connection_digest` of the target state, or a ``delta:`` state
       key); ``None`` means "replay gold_actions" (cached).
     - ``answerable`` / ``unanswerable_kind``: TrustSQL answerability (one of
-      :data:`UNANSWERABLE_KINDS`; the old name ``external-knowledge`` is read as ``out-of-domain``).
+      :data:`UNANSWERABLE_KINDS`, or ``unknown`` for imported data that does not say; the old name ``external-knowledge`` is read as ``out-of-domain``).
     - ``underspecs``: the gold labels with their clarification values.
     - ``instruction``: hidden instruction for an instruction-following user (DySQL-Bench).
+    - ``context``: earlier dialogue turns, shown before ``utterance`` (schema version 2), each
+      ``{"role": "user" | "assistant", "content": str}``: CoSQL's turns before a clarification.
+    - ``gold_alternatives``: other gold queries, each an acceptable reading (AmbiQT/AMBROSIA;
+      schema version 2); a read answer is correct when it matches ``gold_sql``'s rows or any
+      alternative's (:func:`clarisql.rewards.alternatives.matches_any_gold`).
     - ``metadata``: free, JSON-serialisable.
+    - ``schema_version``: the version the record was read as; :meth:`to_dict` writes the lowest
+      version that holds the task (:meth:`required_schema_version`).
     """
 
     id: str
@@ -224,7 +246,9 @@ class Task:
     underspecs: list[Underspec] = field(default_factory=list)
     instruction: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = 1
+    context: list[dict[str, str]] = field(default_factory=list)
+    gold_alternatives: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         old = self.unanswerable_kind
@@ -232,6 +256,11 @@ class Task:
             self.unanswerable_kind = UNANSWERABLE_KIND_ALIASES[old]
             if self.category == f"unanswerable:{old}":
                 self.category = f"unanswerable:{self.unanswerable_kind}"
+        if (
+            isinstance(self.schema_version, int)
+            and self.schema_version in SUPPORTED_SCHEMA_VERSIONS
+        ):
+            self.schema_version = max(self.schema_version, self.required_schema_version())
         self.validate()
 
     # --- derived views -------------------------------------------------------------------
@@ -282,9 +311,9 @@ class Task:
         if self.answerable:
             if self.unanswerable_kind is not None:
                 raise bad("an answerable task has no 'unanswerable_kind'")
-        elif self.unanswerable_kind not in UNANSWERABLE_KINDS:
+        elif self.unanswerable_kind not in ALL_UNANSWERABLE_KINDS:
             raise bad(
-                f"unanswerable task needs 'unanswerable_kind' in {UNANSWERABLE_KINDS}, "
+                f"unanswerable task needs 'unanswerable_kind' in {ALL_UNANSWERABLE_KINDS}, "
                 f"got {self.unanswerable_kind!r}"
             )
         if (
@@ -300,10 +329,36 @@ class Task:
             raise bad("'underspecs' must hold Underspec items")
         if not isinstance(self.metadata, dict):
             raise bad("'metadata' must be an object")
-        if self.schema_version != SCHEMA_VERSION:
+        if self.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
             raise bad(
-                f"schema_version {self.schema_version} is not supported (expected {SCHEMA_VERSION})"
+                f"schema_version {self.schema_version} is not supported "
+                f"(expected one of {SUPPORTED_SCHEMA_VERSIONS})"
             )
+        if not isinstance(self.context, list):
+            raise bad("'context' must be a list of {'role', 'content'} turns")
+        for i, turn in enumerate(self.context):
+            if (
+                not isinstance(turn, dict)
+                or set(turn) != {"role", "content"}
+                or turn["role"] not in CONTEXT_ROLES
+                or not isinstance(turn["content"], str)
+            ):
+                raise bad(
+                    f"context turn {i} must be {{'role': 'user' | 'assistant', 'content': str}}, "
+                    f"got {turn!r}"
+                )
+        if not isinstance(self.gold_alternatives, list) or not all(
+            isinstance(a, str) and a.strip() for a in self.gold_alternatives
+        ):
+            raise bad("'gold_alternatives' must be a list of non-empty SQL strings")
+        if self.gold_alternatives and (self.writable or not self.answerable):
+            raise bad("'gold_alternatives' are for answerable read tasks only")
+        if self.gold_alternatives and not self.gold_sql:
+            raise bad("'gold_alternatives' need a 'gold_sql' (the first reading)")
+
+    def required_schema_version(self) -> int:
+        """The lowest schema version that can hold this task (2 when it uses the new fields)."""
+        return 2 if (self.context or self.gold_alternatives) else 1
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -311,6 +366,15 @@ class Task:
         d["gold_answer"] = None if self.gold_answer is None else [list(r) for r in self.gold_answer]
         d["gold_actions"] = list(self.gold_actions)
         d["metadata"] = dict(self.metadata)
+        d["schema_version"] = max(self.schema_version, self.required_schema_version())
+        if self.context:
+            d["context"] = [dict(t) for t in self.context]
+        else:
+            del d["context"]
+        if self.gold_alternatives:
+            d["gold_alternatives"] = list(self.gold_alternatives)
+        else:
+            del d["gold_alternatives"]
         return d
 
     @classmethod
@@ -333,6 +397,13 @@ class Task:
             kw["gold_answer"] = [
                 list(r) if isinstance(r, (list, tuple)) else r for r in kw["gold_answer"]
             ]
+        version = kw.get("schema_version", 1)
+        if version == 1 and (kw.get("context") or kw.get("gold_alternatives")):
+            raise TaskFormatError(
+                f"task {d.get('id')!r}: 'context' and 'gold_alternatives' need schema_version 2"
+            )
+        if isinstance(kw.get("context"), list):
+            kw["context"] = [dict(t) if isinstance(t, dict) else t for t in kw["context"]]
         try:
             return cls(**kw)
         except TypeError as e:
@@ -387,9 +458,13 @@ def save_tasks(tasks: Iterable[Task], path: str | Path) -> Path:
 
 
 __all__ = [
+    "ALL_UNANSWERABLE_KINDS",
+    "UNKNOWN_KIND",
     "CATEGORIES",
     "CONDITION_KINDS",
+    "CONTEXT_ROLES",
     "SCHEMA_VERSION",
+    "SUPPORTED_SCHEMA_VERSIONS",
     "SCOPE_KINDS",
     "UNANSWERABLE_KINDS",
     "UNANSWERABLE_KIND_ALIASES",

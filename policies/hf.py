@@ -32,6 +32,8 @@ created; this module itself is torch-free (the training code imports :class:`Act
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -345,6 +347,15 @@ class HFPolicy(Policy):
         prompt: a ready prompt (:mod:`clarisql.policies.prompts`: ``qwen``, ``llama3``,
             ``generic``, ``auto`` or a YAML path): its system prompt and few-shot turns replace
             the env's system message and replies in its tool-call format are normalized.
+        max_episode_tokens: new tokens one episode may generate in all; once spent, the policy
+            stops the episode (``{"type": "stop", "sql": None}``), and no action is given more
+            than what is left. ``None``: only ``max_new_tokens`` per action (and the env's turn
+            limit) bound it.
+        progress: print a line to stderr about every ``progress_s`` seconds of generation:
+            actions, tokens and tokens per second (``clarisql eval`` turns it on for ``hf:``).
+        threads: torch's intra-op threads for this process (``None``: leave torch's default).
+            A tiny model on a busy CPU runs several times faster on 1 thread than on spinning
+            OpenMP threads (``--policy-arg threads=1``).
     """
 
     name = "hf"
@@ -370,8 +381,15 @@ class HFPolicy(Policy):
         max_tokens: int | None = None,
         tools: bool | None = None,
         prompt: str | None = None,
+        max_episode_tokens: int | None = None,
+        progress: bool = False,
+        progress_s: float = 15.0,
+        threads: int | None = None,
     ):
         import torch
+
+        if threads is not None:
+            torch.set_num_threads(max(1, int(threads)))
 
         if max_tokens is not None:  # the eval CLI's --max-tokens
             max_new_tokens = max_tokens
@@ -435,6 +453,16 @@ class HFPolicy(Policy):
         self.max_positions = int(getattr(cfg, "max_position_embeddings", 0) or 0)
         torch.manual_seed(int(seed))
         self._messages: list[dict[str, Any]] | None = None
+        if max_episode_tokens is not None and int(max_episode_tokens) < 1:
+            raise ValueError(
+                f"hf policy: max_episode_tokens must be >= 1, got {max_episode_tokens}"
+            )
+        self.max_episode_tokens = None if max_episode_tokens is None else int(max_episode_tokens)
+        #: tokens generated per running episode, keyed by its live message list
+        self._spent: dict[int, int] = {}
+        self.progress, self.progress_s = bool(progress), float(progress_s)
+        self.stats = {"actions": 0, "tokens": 0, "generate_s": 0.0, "budget_stops": 0}
+        self._last_report = 0.0
 
     def seed(self, seed: int) -> None:
         """Re-seed sampling (the rollout runner calls this per episode)."""
@@ -461,6 +489,10 @@ class HFPolicy(Policy):
     def reset(self, observation: Observation, info: dict[str, Any], task: Any = None) -> None:
         # env.messages is the live chat list of this episode; step infos may not repeat it.
         self._messages = info.get("messages")
+        if self._messages is not None:
+            self._spent[id(self._messages)] = 0  # a new episode (an id may be reused)
+            while len(self._spent) > 4096:
+                self._spent.pop(next(iter(self._spent)))
 
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         return self.act_batch([observation], [info])[0]
@@ -481,14 +513,24 @@ class HFPolicy(Policy):
         prompts = [self.prompt_ids(m) for m in chats]
         actions: list[ActionLike | None] = [None] * len(prompts)
         todo = []
+        left = [self._left(m) for m in chats]
         for i, ids in enumerate(prompts):
             if self.max_positions and len(ids) + self.max_new_tokens > self.max_positions:
                 actions[i] = {"type": "stop", "sql": None}  # the context is exhausted
+            elif left[i] is not None and left[i] <= 0:
+                actions[i] = {"type": "stop", "sql": None}  # the episode's token budget is spent
+                self.stats["budget_stops"] += 1
             else:
                 todo.append(i)
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start : start + self.batch_size]
-            outs = self.generate([prompts[i] for i in chunk])
+            budgets = [left[i] for i in chunk if left[i] is not None]
+            t0 = time.perf_counter()
+            outs = self.generate(
+                [prompts[i] for i in chunk],
+                max_new_tokens=min([self.max_new_tokens, *budgets]),
+            )
+            self._account(chunk, chats, outs, time.perf_counter() - t0)
             for i, ids in zip(chunk, outs):
                 text = self.tokenizer.decode(ids, skip_special_tokens=True).strip()
                 if self.prompt is not None:
@@ -498,8 +540,36 @@ class HFPolicy(Policy):
                 actions[i] = text
         return [a if a is not None else "" for a in actions]
 
-    def generate(self, prompts: Sequence[Sequence[int]]) -> list[list[int]]:
-        """Continue each prompt (token ids); returns the new tokens up to and including end of turn."""
+    def _left(self, messages: Any) -> int | None:
+        if self.max_episode_tokens is None:
+            return None
+        return self.max_episode_tokens - self._spent.get(id(messages), 0)
+
+    def _account(self, chunk: Sequence[int], chats: Sequence[Any], outs: Any, secs: float) -> None:
+        """Count generated tokens per episode and overall; print progress when due."""
+        for i, ids in zip(chunk, outs):
+            key = id(chats[i])
+            self._spent[key] = self._spent.get(key, 0) + len(ids)
+            self.stats["tokens"] += len(ids)
+        self.stats["actions"] += len(chunk)
+        self.stats["generate_s"] += secs
+        now = time.perf_counter()
+        if self.progress and now - self._last_report >= self.progress_s:
+            self._last_report = now
+            st = self.stats
+            rate = st["tokens"] / st["generate_s"] if st["generate_s"] else 0.0
+            print(
+                f"{self.name}: {st['actions']} actions, {st['tokens']} tokens generated "
+                f"({rate:.0f} tokens/s), {st['budget_stops']} episodes stopped by the token budget",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def generate(
+        self, prompts: Sequence[Sequence[int]], max_new_tokens: int | None = None
+    ) -> list[list[int]]:
+        """Continue each prompt (token ids); returns the new tokens up to and including end of
+        turn, at most ``max_new_tokens`` (default: the policy's) each."""
         import torch
 
         model, tok = self.model, self.tokenizer
@@ -512,7 +582,7 @@ class HFPolicy(Policy):
             input_ids[r, width - len(p) :] = torch.tensor(list(p), dtype=torch.long)
             attn[r, width - len(p) :] = 1
         gen: dict[str, Any] = {
-            "max_new_tokens": self.max_new_tokens,
+            "max_new_tokens": max_new_tokens or self.max_new_tokens,
             "pad_token_id": pad,
             "eos_token_id": self.eos_ids,
         }

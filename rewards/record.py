@@ -49,6 +49,8 @@ class EpisodeRecord:
     - ``final_digest`` / ``gold_digest``: final-state digests (write tasks): equal iff the states
       are; state keys (``delta:...``, changes against the database) or absolute digests.
     - ``end``: ``stop``, ``abstain``, ``truncated`` (turn limit) or ``running``.
+    - ``gold_alternatives``: the rows of each other acceptable reading (``{"rows", "ordered"}``;
+      any-of scoring, :mod:`clarisql.rewards.alternatives`); left out of :meth:`to_dict` when empty.
     """
 
     task_id: str
@@ -64,6 +66,7 @@ class EpisodeRecord:
     end: str = "running"
     turns: list[TurnRecord] = field(default_factory=list)
     unanswerable_kind: str | None = None
+    gold_alternatives: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def abstained(self) -> bool:
@@ -74,6 +77,8 @@ class EpisodeRecord:
         deep-copying a 3,503-row answer cost more than the whole query)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["turns"] = [t.to_dict() for t in self.turns]
+        if not self.gold_alternatives:
+            del d["gold_alternatives"]
         return d
 
     @classmethod

@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from clarisql.rewards.match import execution_match, state_match
+from clarisql.rewards.alternatives import matches_any_gold
+from clarisql.rewards.match import state_match
 from clarisql.rewards.record import EpisodeRecord
 
 #: How a stop with no SQL counts in φ_c: ``abstain`` (TrustSQL) or ``wrong`` (−c, stricter).
@@ -76,7 +77,7 @@ def is_correct(rec: EpisodeRecord) -> bool:
         return state_match(rec.final_digest, rec.gold_digest)
     if rec.answer_truncated or rec.end == "truncated":
         return False
-    return execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered)
+    return matches_any_gold(rec)
 
 
 def reliability(rec: EpisodeRecord, c: float, no_answer: str = "abstain") -> float:

@@ -32,7 +32,8 @@ from typing import Any
 
 import yaml
 
-from clarisql.rewards.match import execution_match, state_match
+from clarisql.rewards.alternatives import matches_any_gold
+from clarisql.rewards.match import state_match
 from clarisql.rewards.record import EpisodeRecord, TurnRecord
 from clarisql.rewards.reliability import NO_ANSWER_MODES, is_correct, reliability
 
@@ -152,7 +153,7 @@ def episode_components(rec: EpisodeRecord, spec: RewardSpec) -> dict[str, float]
             not rec.writable
             and rec.answerable
             and not rec.answer_truncated
-            and execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered)
+            and matches_any_gold(rec)
         )
         out["execution_match"] = w["execution_match"] * float(ok)
     if w.get("state_match"):

@@ -229,6 +229,12 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         "--max-tokens", type=int, default=None, metavar="N", help="tokens per model reply"
     )
     g.add_argument(
+        "--max-episode-tokens",
+        type=int,
+        default=None,
+        help="hf: new tokens one episode may generate in all; then the policy stops the episode",
+    )
+    g.add_argument(
         "--api-key-env",
         default=None,
         metavar="VAR",
@@ -295,6 +301,10 @@ def _policy_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     kw: dict[str, Any] = {
         k: getattr(args, k) for k in RUN_POLICY_OPTIONS if getattr(args, k, None) is not None
     }
+    if str(getattr(args, "policy", "")).startswith("hf:"):  # bounded, with progress
+        if getattr(args, "max_episode_tokens", None) is not None:
+            kw["max_episode_tokens"] = args.max_episode_tokens
+        kw.setdefault("progress", not getattr(args, "no_progress", False))
     kw.update(_key_values(args.policy_arg, "--policy-arg"))
     return kw
 
@@ -360,6 +370,15 @@ def _outcome_line(o: Any) -> str:
 
 # --- eval ------------------------------------------------------------------------------------
 def _eval(args: argparse.Namespace) -> int:
+    if args.policy.startswith("hf:") and not args.no_progress:
+        per_action = args.max_tokens or "the policy's max_new_tokens (256)"
+        turns = args.max_turns or "the env's"
+        budget = args.max_episode_tokens or "no"
+        print(
+            f"{args.policy}: at most {turns} turns x {per_action} new tokens per action, "
+            f"{budget} episode token budget; generation progress every 15 s on stderr",
+            file=sys.stderr,
+        )
     o = _run(_config(args, args.policy, args.rewards), Path(args.out), args)
     print(_outcome_line(o))
     print(

@@ -434,12 +434,18 @@ def aggregate(stats: Sequence[EpisodeStats], phi_n: int | None = None) -> dict[s
 
 
 def compute_metrics(
-    lines: Iterable[Mapping[str, Any]], spec: RewardSpec | None = None
+    lines: Iterable[Mapping[str, Any]],
+    spec: RewardSpec | None = None,
+    *,
+    stats: Sequence[EpisodeStats] | None = None,
 ) -> dict[str, Any]:
     """Run metrics over trajectory lines: the overall aggregate plus ``by_category``, and
-    ``simulator_fallback`` (episodes whose model-played user fell back to the offline user)."""
+    ``simulator_fallback`` (episodes whose model-played user fell back to the offline user).
+    ``stats``: the lines' :func:`episode_stats`, when the caller already has them (a report
+    that also plots them computes them once)."""
     lines = list(lines)
-    stats = [episode_stats(line, spec) for line in lines]
+    if stats is None:
+        stats = [episode_stats(line, spec) for line in lines]
     out = aggregate(stats)
     fallbacks = [(line.get("summary") or {}).get("simulator_fallback") for line in lines]
     fallbacks = [str(r) for r in fallbacks if r]

@@ -62,8 +62,9 @@ def write_run_reports(
 ) -> dict[str, Any]:
     """Compute the metrics of ``lines`` and write ``metrics.json``, ``report.md`` and plots."""
     out = Path(out_dir)
-    metrics = compute_metrics(lines)
-    plots, note = write_run_plots(out, lines, metrics)
+    stats = [episode_stats(x) for x in lines]  # once, for the metrics and the plots
+    metrics = compute_metrics(lines, stats=stats)
+    plots, note = write_run_plots(out, lines, metrics, stats=stats)
     metrics["plots"] = plots
     _write_text(
         out / "metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False, default=str) + "\n"
@@ -259,7 +260,10 @@ def run_report_md(
 
 
 def write_run_plots(
-    out: Path, lines: Sequence[Mapping[str, Any]], metrics: Mapping[str, Any]
+    out: Path,
+    lines: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Any],
+    stats: Sequence[Any] | None = None,
 ) -> tuple[list[str], str | None]:
     """``category_metrics.png`` (Pass@1, φ_10, ECR per category) and ``reward_components.png``
     (per-episode distributions); returns the file names written and a note when skipped."""
@@ -291,7 +295,8 @@ def write_run_plots(
         fig.savefig(out / "category_metrics.png", dpi=110)
         plt.close(fig)
         written.append("category_metrics.png")
-    stats = [episode_stats(x) for x in lines]
+    if stats is None:
+        stats = [episode_stats(x) for x in lines]
     comp_names = sorted({k for s in stats for k in s.reward_components})
     series_data = [("total reward", [s.reward for s in stats])]
     series_data += [(k, [s.reward_components.get(k, 0.0) for s in stats]) for k in comp_names]

@@ -265,6 +265,9 @@ class ResultSink:
             return
         from tqdm import tqdm
 
+        # no monitor thread: it only tunes miniters for bars updated in bursts, and a process
+        # running one thread can fork its workers (clarisql.rollouts.engines.local)
+        tqdm.monitor_interval = 0
         self._bar = tqdm(
             total=total,
             initial=self.done,

@@ -2,7 +2,9 @@
 
 ``FILE`` is a YAML recipe or the name of one in ``configs/train`` (``tiny-cpu-grpo``); each
 ``key=value`` overrides a (dotted) key with a YAML value, e.g. ``grpo.max_steps=20
-output_dir=runs/x model.lora=null``. ``--print-config`` shows the resolved config and exits.
+output_dir=runs/x model.lora=null``. The whole config is validated first
+(:func:`clarisql.training.validate.validate_config`): a typo in any section, ``grpo.*`` included,
+fails at once, also with ``--print-config`` (which then shows the resolved config and exits).
 Multi-GPU: ``accelerate launch --config_file configs/accelerate/ddp.yaml -m clarisql train ...``.
 
 This module imports nothing heavy at import time (the CLI lists it on every start); torch and TRL
@@ -21,8 +23,10 @@ def _train(args: argparse.Namespace) -> int:
     import yaml
 
     from clarisql.training.config import load_config
+    from clarisql.training.validate import validate_config
 
-    cfg = load_config(args.config, args.overrides)
+    # the whole config is checked before anything runs (TRL sections by TRL's own classes)
+    cfg = validate_config(load_config(args.config, args.overrides))
     if args.print_config:
         print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
         return 0

@@ -160,21 +160,31 @@ def evaluate_batched(
     *,
     batch_size: int = 8,
     seed: int = 0,
+    progress: bool = False,
 ) -> dict[str, Any]:
     """Like :func:`evaluate_checkpoint`, with generation batched across episodes: the rollout
     machinery's :func:`~clarisql.rollouts.episode.run_episode_batch` on ``batch_size`` envs
-    (``make_env_fn()``), one :meth:`HFPolicy.act_batch` call per round."""
+    (``make_env_fn()``), one :meth:`HFPolicy.act_batch` call per round. ``progress``: log each
+    finished episode count (about ten lines) with the running pass rate."""
+    import time
+
     from clarisql.rollouts.episode import run_episode_batch
+    from clarisql.training.progress import report_item
 
     envs = [make_env_fn() for _ in range(max(1, min(batch_size, len(task_ids))))]
     results: dict[str, Any] = {}
     errors: list[str] = []
+    t0 = time.perf_counter()
 
     def on_result(r: Any) -> None:
         if isinstance(r, tuple):
             errors.append(f"{r[0][0]}: {type(r[1]).__name__}: {r[1]}")
         else:
             results[r.task_id] = r
+        if progress:
+            done = len(results) + len(errors)
+            ok = sum(x.correct for x in results.values())
+            report_item("held-out episodes", done, len(task_ids), t0, f", pass@1 {ok / done:.2f}")
 
     run_episode_batch(
         envs, policy, ((tid, seed + i, 0, None) for i, tid in enumerate(task_ids)), on_result

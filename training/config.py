@@ -124,6 +124,9 @@ class TrainConfig:
     output_dir: str = "runs/clarisql"
     seed: int = 0
     report_to: Any = "auto"  # "auto": tensorboard when installed, else none
+    #: torch's intra-op threads (``None``: torch's default, one per core). A tiny model gains
+    #: nothing from more threads and, on a busy machine, spinning OpenMP threads cost 3x the CPU
+    torch_threads: int | None = None
     model: ModelConfig = field(default_factory=ModelConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     data: DataConfig = field(default_factory=DataConfig)

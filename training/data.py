@@ -93,17 +93,26 @@ def oracle_conversations(
     policy: str = "oracle",
     seed: int = 0,
     only_correct: bool = True,
+    progress: bool = False,
 ) -> list[list[dict[str, Any]]]:
     """Template-ready conversations of ``policy`` on ``task_ids`` (see the module docstring).
+    ``progress``: log the collection as it goes (:mod:`clarisql.training.progress`).
 
     Each episode's chat is rebuilt from its trajectory line by
     :func:`clarisql.rollouts.export.episode_messages`, the path ``clarisql export`` uses, so
     training on a live rollout and on an exported run see the same messages.
     """
+    import time
+
+    from clarisql.training.progress import report_item
+
     pol = make_policy(policy)
     convs = []
+    t0 = time.perf_counter()
     for k, tid in enumerate(task_ids):
         res = run_episode(env, pol, tid, seed=seed + k)
+        if progress:
+            report_item(f"{policy} trajectories", k + 1, len(task_ids), t0)
         if only_correct and not res.correct:
             continue
         msgs = episode_messages(res.to_dict(), system=env.messages[0]["content"])

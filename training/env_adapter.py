@@ -70,13 +70,20 @@ class ClarifySQLToolEnv(ActionTools):
 
     # --- TRL interface ----------------------------------------------------------------------
     def reset(self, task_id: str | None = None, seed: int | None = None, **kwargs: Any) -> str:
-        """Start an episode on ``task_id`` (a seeded random task if ``None``); return the opening message."""
+        """Start an episode on ``task_id`` (a seeded random task if ``None``); return the opening message.
+
+        A task with earlier dialogue turns (``Task.context``, e.g. CoSQL) returns the whole
+        dialogue so far: TRL appends this text to the prompt's user message, the only place
+        its ``environment_factory`` offers (the env itself keeps the turns as messages)."""
         self._clear()
         options = {"task_id": task_id} if task_id is not None else None
         obs, info = self._env.reset(seed=seed, options=options)
         self._done = False
         self._started = True
         self._task_id = info["task_id"]
+        task = self._env.task
+        if task is not None and task.context:
+            return obs["dialogue"].rstrip("\n")
         return obs["last"]
 
     def get_reward(self) -> float:

@@ -43,6 +43,7 @@ from clarisql.training.data import (
     sft_dataset,
     split_tasks,
 )
+from clarisql.training.progress import Phases, step_progress
 
 
 def _precision_defaults() -> dict[str, Any]:
@@ -106,13 +107,16 @@ def sft_stage(
     report_to: list[str],
     *,
     merge_lora: bool = True,
+    label: str = "SFT",
 ) -> Path:
     """SFT (TRL ``SFTTrainer``) on the oracle's trajectories of ``train_ids``; returns the checkpoint."""
     from trl import SFTConfig, SFTTrainer
 
     model, tok = load_model(cfg, source)
     env = make_env(cfg, suite)
-    convs = oracle_conversations(env, train_ids, fmt, policy=cfg.data.sft_policy, seed=cfg.seed)
+    convs = oracle_conversations(
+        env, train_ids, fmt, policy=cfg.data.sft_policy, seed=cfg.seed, progress=True
+    )
     env.close()
     args = dict(sft_args)
     max_length = args.get("max_length")
@@ -134,6 +138,7 @@ def sft_stage(
         train_dataset=ds,
         processing_class=tok,
         peft_config=lora_config(cfg),
+        callbacks=[step_progress(label)],
     )
     trainer.train()
     _save_log_history(trainer, Path(values["output_dir"]) / "log_history.json")
@@ -189,6 +194,7 @@ def grpo_stage(
         processing_class=tok,
         peft_config=lora_config(cfg),
         environment_factory=factory,
+        callbacks=[step_progress("GRPO")],
     )
     trainer.train()
     _save_log_history(trainer, Path(values["output_dir"]) / "log_history.json")
@@ -231,7 +237,14 @@ def ppo_stage(
 
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run ``cfg`` (see the module docstring for what lands where); returns the summary."""
+    from clarisql.training.validate import validate_config
+
     t_start = time.perf_counter()
+    validate_config(cfg)  # a typo fails here, not after the warm start
+    if cfg.torch_threads is not None:
+        import torch
+
+        torch.set_num_threads(cfg.torch_threads)
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     main = _is_main()
@@ -250,15 +263,31 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if main:
         write_json(out / "splits.json", {"train": train_ids, "eval": eval_ids})
     timings: dict[str, float] = {}
+    warm = getattr(cfg, "warm_start", None) if cfg.trainer != "sft" else None
+    names = ["model"]
+    names += ["SFT"] if cfg.trainer == "sft" else (["SFT warm start"] if warm is not None else [])
+    names += [] if cfg.trainer == "sft" else [cfg.trainer.upper()]
+    names += ["held-out eval"] if cfg.eval.enabled and eval_ids else []
+    phases = Phases(names)
+    log.info(
+        "%s run: %d training tasks, %d held out, output %s",
+        cfg.trainer,
+        len(train_ids),
+        len(eval_ids),
+        out,
+    )
     t = time.perf_counter()
+    phases.start("model", "build the tiny model" if cfg.model.tiny is not None else "resolve")
     if main:  # the tiny model is built once, then every process loads it
         source = model_source(cfg, suite)
     _wait()
     source = model_source(cfg, suite)
     timings["model_s"] = time.perf_counter() - t
+    phases.done("model", source)
     final = out / "final"
     if cfg.trainer == "sft":
         t = time.perf_counter()
+        phases.start("SFT", f"oracle trajectories of {len(train_ids)} tasks, then training")
         sft_stage(
             cfg,
             suite,
@@ -271,10 +300,13 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             merge_lora=cfg.model.merge_lora,
         )  # type: ignore[attr-defined]
         timings["sft_s"] = time.perf_counter() - t
+        phases.done("SFT")
     else:
-        warm = getattr(cfg, "warm_start", None)
         if warm is not None:
             t = time.perf_counter()
+            phases.start(
+                "SFT warm start", f"oracle trajectories of {len(train_ids)} tasks, then training"
+            )
             source = str(
                 sft_stage(
                     cfg,
@@ -286,13 +318,18 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                     out / "sft",
                     report_to,
                     merge_lora=True,
+                    label="SFT warm start",
                 )
             )
             timings["sft_s"] = time.perf_counter() - t
+            phases.done("SFT warm start")
         t = time.perf_counter()
+        name = cfg.trainer.upper()
+        phases.start(name, "trajectories collected through the environment at every step")
         stage = grpo_stage if cfg.trainer == "grpo" else ppo_stage
         stage(cfg, suite, fmt, source, train_ids, final, report_to)
         timings[f"{cfg.trainer}_s"] = time.perf_counter() - t
+        phases.done(name)
     summary: dict[str, Any] = {
         "trainer": cfg.trainer,
         "checkpoint": str(final),
@@ -310,6 +347,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             ids = ids[: cfg.eval.max_tasks]
         from clarisql.policies import make_policy
 
+        phases.start("held-out eval", f"{len(ids)} episodes with hf:{final}")
         policy = make_policy(
             f"hf:{final}",
             max_new_tokens=cfg.eval.max_new_tokens,
@@ -323,6 +361,7 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             ids,
             batch_size=cfg.eval.batch_size,
             seed=cfg.seed,
+            progress=True,
         )
         write_json(out / "eval.json", res)
         summary["eval"] = {
@@ -340,7 +379,10 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
             },
         }
         timings["eval_s"] = time.perf_counter() - t
+        phases.done("held-out eval", f"pass@1 {res['metrics'].get('pass@1', 0.0):.3f}")
     timings["total_s"] = time.perf_counter() - t_start
+    timings["cpu_s"] = time.process_time()
+    timings["phases_cpu_s"] = dict(phases.cpu_seconds)
     summary["timings"] = timings
     write_json(out / "summary.json", summary)
     return summary

@@ -10,14 +10,21 @@ engine built.
 - :class:`BatchEngine`: this process and thread, ``batch_size`` envs in lockstep with one
   policy whose ``act_batch`` batches generation.
 - :class:`ExecutorEngine`: chunks of items on a ``concurrent.futures``-style executor, sized by
-  :class:`ChunkSizer`; :class:`ProcessEngine` is it on ``workers`` *spawned* processes (safe on
-  every platform), each building its own suite, envs and policies from the picklable
-  :class:`~clarisql.rollouts.plan.RunConfig`.
+  :class:`ChunkSizer`; :class:`ProcessEngine` is it on ``workers`` processes, each building its
+  own suite, envs and policies from the picklable :class:`~clarisql.rollouts.plan.RunConfig`.
+  Workers are *forked* when that is safe (Linux, this process runs a single thread, so no lock
+  can be inherited half-held, and has not loaded torch or another library with native thread
+  pools or GPU contexts; a forked child drops the parent's cached database images
+  and opens its own, :mod:`clarisql.envs.database`), so they start with the modules already
+  imported (a spawned worker first re-imports numpy, gymnasium and sqlglot: 1-2 s); otherwise,
+  or with ``CLARISQL_WORKER_START=spawn``, they are spawned (safe everywhere).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -163,14 +170,42 @@ class ProcessEngine(ExecutorEngine):
         import multiprocessing as mp
 
         def make() -> ProcessPoolExecutor:
+            method = worker_start_method()
+            if method == "fork":  # a child must not print what this process has buffered
+                sys.stdout.flush()
+                sys.stderr.flush()
             return ProcessPoolExecutor(
                 workers,
-                mp_context=mp.get_context("spawn"),
+                mp_context=mp.get_context(method),
                 initializer=init_worker_process,
                 initargs=(config, concurrency, os.getpid()),
             )
 
         super().__init__(make, workers, concurrency)
+
+
+def worker_start_method() -> str:
+    """``fork`` when forking this process is safe (see the module docstring), else ``spawn``.
+
+    ``CLARISQL_WORKER_START`` (``fork``, ``spawn`` or ``auto``, the default) overrides it;
+    ``fork`` is still refused where it is unsafe.
+    """
+    asked = os.environ.get("CLARISQL_WORKER_START", "auto").strip().lower()
+    if asked not in ("auto", "fork", "spawn"):
+        raise ValueError(f"CLARISQL_WORKER_START must be auto, fork or spawn, got {asked!r}")
+    if asked == "spawn":
+        return "spawn"
+    safe = (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        # native thread pools and GPU contexts (OpenMP, CUDA) do not survive a fork
+        and not any(m in sys.modules for m in _NO_FORK_MODULES)
+    )
+    return "fork" if safe else "spawn"
+
+
+#: Modules whose native threads or device state make forking this process unsafe once loaded.
+_NO_FORK_MODULES = ("torch", "tensorflow", "jax", "vllm")
 
 
 class ChunkSizer:
