@@ -42,22 +42,41 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
         help="convert a Spider, BIRD, CoSQL or EHRSQL folder into a suite (tasks.jsonl + databases)",
-        description=(
-            "Convert a standard text-to-SQL dataset folder into a clarisql suite folder: "
-            "OUT/tasks.jsonl, OUT/databases/, OUT/import_report.json. Gold SQL is made "
-            "sandbox-safe and checked on the data; every dropped record is counted with its reason."
+        description="Convert a Spider, BIRD, CoSQL or EHRSQL folder into a clarisql suite.",
+        epilog=(
+            "Writes OUT/tasks.jsonl, OUT/databases/ and OUT/import_report.json. Gold SQL is made\n"
+            "sandbox-safe and checked on the data; every dropped record is counted with its reason.\n\n"
+            "examples:\n"
+            "  clarisql import spider data/spider --out suites/spider --file dev.json\n"
+            "  clarisql import ehrsql data/ehrsql --out suites/ehrsql --db-file mimic_iii.sqlite\n"
+            "  clarisql eval --suite suites/spider/tasks.jsonl --policy oracle --out runs/spider"
         ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("format", choices=FORMATS, help="the input format")
-    p.add_argument("src", help="the dataset folder (JSON files and database/ folder)")
-    p.add_argument("--out", required=True, help="output suite folder (must not hold a tasks.jsonl)")
+    p.add_argument(
+        "format", choices=FORMATS, metavar="FORMAT", help="the input format: " + ", ".join(FORMATS)
+    )
+    p.add_argument(
+        "src", metavar="SRC", help="the dataset folder (JSON files and database/ folder)"
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output suite folder (must not hold a tasks.jsonl)",
+    )
     p.add_argument(
         "--file",
         action="append",
+        metavar="FILE",
         help="a JSON file in SRC to import (repeatable; default: every file of the format)",
     )
-    p.add_argument("--db-dir", help="folder holding <db_id>/<db_id>.sqlite (default: SRC/database)")
-    p.add_argument("--limit", type=int, help="import at most N records per file")
+    p.add_argument(
+        "--db-dir",
+        metavar="DIR",
+        help="folder holding <db_id>/<db_id>.sqlite (default: SRC/database)",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="import at most N records per file")
     p.add_argument(
         "--link",
         action="store_true",
@@ -74,8 +93,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="cosql: keep only the clarification (underspecified) tasks",
     )
-    p.add_argument("--db", help="ehrsql: the one SQLite database every question runs on")
-    p.add_argument("--now", help="ehrsql: the fixed 'current time' gold queries are pinned to")
+    p.add_argument(
+        "--db-file",
+        dest="db",
+        metavar="FILE",
+        help="ehrsql: the one SQLite database every question runs on",
+    )
+    p.add_argument(
+        "--now", metavar="TIME", help="ehrsql: the fixed 'current time' gold queries are pinned to"
+    )
     p.set_defaults(func=_import)
 
 
