@@ -1,0 +1,256 @@
+"""Framework adapters (clarisql.envs.adapters) against the real packages and a fake model server.
+
+SkyRL-gym and verifiers tests need those packages (the ``skyrl`` / ``verifiers`` extras) and
+skip without them; the model is ``tests/_fake_openai.py`` on loopback, answering with scripted
+tool calls, so every episode's reward is known: the gold query scores the outcome, the same
+query on an unanswerable task does not, and abstaining there does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clarisql.envs.adapters.episode import EnvSpec, TextEpisode, reply_action
+from clarisql.envs.splits import split_of
+from clarisql.envs.suites import load_suite
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _fake_openai import FakeOpenAI, completion  # noqa: E402
+
+PLUGINS = Path(__file__).resolve().parent.parent / "envs" / "adapters" / "plugins"
+
+
+def _call(name: str, **arguments: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def tasks() -> dict[str, Any]:
+    suite = load_suite("builtin")
+    answerable = next(
+        t for t in suite.tasks if t.answerable and not t.writable and not t.underspecs
+    )
+    unanswerable = next(t for t in suite.tasks if not t.answerable and not t.writable)
+    return {"answerable": answerable, "unanswerable": unanswerable}
+
+
+# --- the shared core ---------------------------------------------------------------------------
+def test_text_episode_plays_the_env_episode(tasks: dict[str, Any]) -> None:
+    t = tasks["answerable"]
+    ep = TextEpisode({"suite": "builtin"})
+    messages = ep.start(t.id, seed=0)
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "execute_sql" in messages[0]["content"]
+    # a structured tool call (OpenAI form, JSON-text arguments) is the same action as the text
+    turn = ep.act(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"function": {"name": "execute_sql", "arguments": '{"sql": "SELECT 1"}'}}
+            ],
+        }
+    )
+    assert turn.message["role"] == "tool" and not turn.done
+    turn = ep.act("no tool call here")  # an invalid action: answered, the episode goes on
+    assert turn.message["role"] == "user" and turn.info["error"] and not turn.done
+    turn = ep.act(_call("stop", sql=t.gold_sql))
+    assert turn.done and ep.correct() and ep.components()["outcome"] > 0
+    assert ep.total == pytest.approx(sum(ep.components().values()))
+    assert [t["function"]["name"] for t in ep.tools] == [
+        "ask_user",
+        "execute_sql",
+        "abstain",
+        "stop",
+    ]
+    ep.close()
+
+
+def test_reply_action_forms() -> None:
+    call = {"name": "abstain", "arguments": {"reason": "x"}}
+    assert reply_action({"tool_calls": [{"type": "function", "function": call}]}) == call
+    assert reply_action({"content": [{"type": "text", "text": "a"}, {"text": "b"}]}) == "ab"
+    assert reply_action({"function": {"name": "stop", "arguments": ""}}) == {
+        "name": "stop",
+        "arguments": {},
+    }
+    assert reply_action("plain") == "plain"
+
+
+def test_env_spec_rejects_unknown_options_and_splits() -> None:
+    with pytest.raises(ValueError, match="unknown clarisql env options"):
+        EnvSpec.from_mapping({"suite": "builtin", "rewards": "x"})
+    train = EnvSpec(split="train").task_ids()
+    test = EnvSpec(split="test").task_ids()
+    assert train and test and not set(train) & set(test)
+    assert all(split_of(i) == "test" for i in test)
+    assert len(train) + len(test) == len(EnvSpec().task_ids())
+
+
+# --- SkyRL-gym ---------------------------------------------------------------------------------
+def _skyrl_episode(env: Any, fake: FakeOpenAI) -> list[dict[str, Any]]:
+    """SkyRL's generator loop, shortened: model call on the chat, env.step on the reply."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=fake.url, api_key="x", max_retries=0)
+    chat, _ = env.init([{"role": "user", "content": "ignored: the env's own prompt is used"}])
+    outs = []
+    for _ in range(8):  # bounded
+        reply = client.chat.completions.create(model="fake", messages=chat)
+        text = reply.choices[0].message.content
+        out = env.step(text)
+        outs.append(out)
+        chat = chat + [{"role": "assistant", "content": text}] + out["observations"]
+        if out["done"]:
+            break
+    env.close()
+    return outs
+
+
+def test_skyrl_env_with_the_real_package(tasks: dict[str, Any]) -> None:
+    skyrl_gym = pytest.importorskip("skyrl_gym", reason="needs the skyrl extra (skyrl-gym)")
+    from clarisql.envs.adapters.skyrl_env import register
+
+    env_id = register()
+    assert register() == env_id  # idempotent
+    good, bad = tasks["answerable"], tasks["unanswerable"]
+    config = {"suite": "builtin", "reward": "default"}
+    with FakeOpenAI() as fake:
+        fake.script = [
+            (200, {"reply": _call("execute_sql", sql="SELECT 1")}, 0.0),
+            (200, {"reply": _call("stop", sql=good.gold_sql)}, 0.0),
+        ]
+        outs = _skyrl_episode(
+            skyrl_gym.make(env_id, env_config=config, extras={"task_id": good.id}), fake
+        )
+        assert fake.requests[0]["messages"][0]["role"] == "system"  # the env's own prompt
+        assert fake.requests[1]["messages"][-1]["content"].startswith("OK: 1 row")
+    assert [o["done"] for o in outs] == [False, True]
+    assert outs[-1]["metadata"]["correct"] is True
+    assert sum(o["reward"] for o in outs) == pytest.approx(outs[-1]["metadata"]["episode_reward"])
+    assert outs[-1]["metadata"]["reward_components"]["outcome"] > 0
+
+    # the same stop on an unanswerable task loses; abstaining there wins
+    rewards = {}
+    for name, reply in (("stop", _call("stop", sql="SELECT 1")), ("abstain", _call("abstain"))):
+        with FakeOpenAI() as fake:
+            fake.script = [(200, {"reply": reply}, 0.0)]
+            env = skyrl_gym.make(
+                env_id,
+                env_config=config,
+                extras={"reward_spec": {"ground_truth": {"task_id": bad.id}}},
+            )
+            outs = _skyrl_episode(env, fake)
+        rewards[name] = sum(o["reward"] for o in outs)
+        assert outs[-1]["done"] and outs[-1]["metadata"]["correct"] is (name == "abstain")
+    assert rewards["abstain"] > rewards["stop"]
+    with pytest.raises(KeyError):
+        skyrl_gym.make(env_id, env_config=config, extras={"task_id": "no/such/task"})
+
+
+# --- verifiers ---------------------------------------------------------------------------------
+def _sse(body: dict[str, Any], text: str) -> bytes:
+    """A streamed chat completion (what verifiers' interception proxy asks for) as raw HTTP."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+    delta = {"role": "assistant", "content": text}
+    chunks = [
+        base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        base
+        | {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}},
+    ]
+    sse = ("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n").encode()
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        f"Content-Length: {len(sse)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    return head + sse
+
+
+def _scripted(replies: list[str]) -> Any:
+    def behave(body: dict[str, Any], n: int) -> tuple[int, bytes, float]:
+        text = replies[min(n, len(replies) - 1)]
+        if body.get("stream"):
+            return -1, _sse(body, text), 0.0
+        return 200, json.dumps(completion(text)).encode(), 0.0
+
+    return behave
+
+
+def _verifiers_episode(env: Any, task_id: str, replies: list[str]) -> tuple[Any, FakeOpenAI]:
+    import verifiers.v1 as vf
+
+    task = next(iter(env.taskset.include(ids=[task_id])))
+    with FakeOpenAI(_scripted(replies), max_requests=20) as fake:
+        os.environ.setdefault("CLARISQL_TEST_KEY", "x")
+        ctx = vf.ModelContext(
+            model="fake",
+            client=vf.EvalClientConfig(base_url=fake.url, api_key_var="CLARISQL_TEST_KEY"),
+        )
+
+        async def run() -> Any:
+            async with env.serving():
+                return await asyncio.wait_for(env.run_episode(task, ctx), timeout=300)
+
+        episode = asyncio.run(run())
+    return episode, fake
+
+
+@pytest.fixture(scope="module")
+def vf_env() -> Any:
+    pytest.importorskip("verifiers.v1", reason="needs the verifiers extra (verifiers>=0.4)")
+    import shutil
+
+    if (
+        shutil.which("uv") is None
+        and shutil.which("uv", path=str(Path(sys.executable).parent)) is None
+    ):
+        pytest.skip("verifiers' chat harness runs its program with uv, which is not installed")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    sys.path.insert(0, str(PLUGINS))  # the plugin module as an install puts it on sys.path
+    from clarisql.envs.adapters.verifiers_env import load_environment
+
+    return load_environment("builtin", reward="default")
+
+
+def test_verifiers_taskset_is_the_env_prompt(vf_env: Any, tasks: dict[str, Any]) -> None:
+    import verifiers.v1 as vf
+
+    # verifiers' own loader resolves the plugin id to the same taskset
+    config = vf.resolve_env_config({"taskset": {"id": "clarisql-vf", "split": "test"}})
+    test_ids = [t.data.id for t in vf.load_environment(config).taskset]
+    assert test_ids and all(split_of(i) == "test" for i in test_ids)
+    t = tasks["answerable"]
+    task = next(iter(vf_env.taskset.include(ids=[t.id])))
+    ep = TextEpisode({"suite": "builtin"})
+    system, opening = ep.start(t.id, seed=0)
+    ep.close()
+    assert task.data.system_prompt == system["content"] and task.data.prompt == opening["content"]
+
+
+def test_verifiers_episode_rubric_is_the_reward_spec(vf_env: Any, tasks: dict[str, Any]) -> None:
+    good, bad = tasks["answerable"], tasks["unanswerable"]
+    episode, fake = _verifiers_episode(
+        vf_env, good.id, [_call("execute_sql", sql="SELECT 1"), _call("stop", sql=good.gold_sql)]
+    )
+    assert not episode.errors
+    (trace,) = episode.traces
+    assert trace.rewards["outcome"].score > 0 and trace.metrics["correct"] == 1.0
+    assert trace.metrics["turns"] == 2.0
+    sent = fake.requests[-1]["messages"]
+    assert sent[-1]["content"].startswith("OK: 1 row")  # the env's answer came back as the user
+
+    scores = {}
+    for name, reply in (("stop", _call("stop", sql="SELECT 1")), ("abstain", _call("abstain"))):
+        episode, _ = _verifiers_episode(vf_env, bad.id, [reply])
+        (trace,) = episode.traces
+        scores[name] = sum(r.score * r.weight for r in trace.rewards.values())
+        assert trace.metrics["correct"] == float(name == "abstain")
+    assert scores["abstain"] > scores["stop"]
