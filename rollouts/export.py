@@ -501,11 +501,16 @@ class ExportResult:
 
 
 def split_dataset(ds: Any) -> Any:
-    """``ds`` (with a ``split`` column) as a ``DatasetDict`` of ``train`` and ``test``."""
+    """``ds`` (with a ``split`` column) as a ``DatasetDict`` of ``train`` and ``test``; a split
+    no row falls in is left out (``datasets`` cannot load an empty saved split back), so a
+    small suite may export one split only."""
     from datasets import DatasetDict
 
     col = ds["split"]
-    return DatasetDict({sp: ds.select([i for i, v in enumerate(col) if v == sp]) for sp in SPLITS})
+    parts = {sp: [i for i, v in enumerate(col) if v == sp] for sp in SPLITS}
+    if not any(parts.values()):
+        return DatasetDict({"train": ds})
+    return DatasetDict({sp: ds.select(idx) for sp, idx in parts.items() if idx})
 
 
 def is_run_dir(source: str | Path) -> bool:

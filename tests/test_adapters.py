@@ -254,3 +254,63 @@ def test_verifiers_episode_rubric_is_the_reward_spec(vf_env: Any, tasks: dict[st
         scores[name] = sum(r.score * r.weight for r in trace.rewards.values())
         assert trace.metrics["correct"] == float(name == "abstain")
     assert scores["abstain"] > scores["stop"]
+
+
+# --- verl (its documented interaction interface; verl itself is not installed here) -------------
+def test_verl_recipe_interaction_plays_episodes(tasks: dict[str, Any]) -> None:
+    import importlib
+
+    import yaml
+
+    from clarisql.envs.adapters import verl_reward
+
+    root = Path(__file__).resolve().parent.parent
+    recipe = yaml.safe_load((root / "configs/verl/clarisql_multiturn_grpo.yaml").read_text())
+    multi = recipe["actor_rollout_ref"]["rollout"]["multi_turn"]
+    assert multi["enable"] and recipe["data"]["return_raw_chat"]
+    (entry,) = yaml.safe_load((root / multi["interaction_config_path"]).read_text())["interaction"]
+    assert (root / recipe["custom_reward_function"]["path"]).is_file()
+    module, _, name = entry["class_name"].rpartition(".")
+    cls = getattr(importlib.import_module(module), name)  # as verl's registry loads it
+    interaction = cls({"name": entry["name"], **entry["config"]})
+    assert interaction.name == "clarisql"
+
+    async def play(task_id: str, replies: list[str]) -> tuple[list, float, float]:
+        from openai import AsyncOpenAI
+
+        iid = await interaction.start_interaction(None, task_id=task_id, seed=0)
+        ep = TextEpisode({"suite": "builtin"})
+        chat = ep.start(task_id, seed=0)  # the row's prompt (the export's `prompt` column)
+        ep.close()
+        turns = []
+        with FakeOpenAI() as fake:
+            fake.script = [(200, {"reply": r}, 0.0) for r in replies]
+            client = AsyncOpenAI(base_url=fake.url, api_key="x", max_retries=0)
+            for _ in range(6):  # verl's max_assistant_turns, here bounded small
+                reply = await client.chat.completions.create(model="fake", messages=chat)
+                chat = chat + [{"role": "assistant", "content": reply.choices[0].message.content}]
+                done, text, score, meta = await interaction.generate_response(iid, chat)
+                turns.append((done, score, meta))
+                chat = chat + [{"role": "user", "content": text}]
+                if done:
+                    break
+            await client.close()
+        total = await interaction.calculate_score(iid)
+        await interaction.finalize_interaction(iid)
+        reward = verl_reward.compute_score(
+            "clarisql/builtin", "", task_id, {"turn_scores": [t[1] for t in turns]}
+        )
+        return turns, total, reward
+
+    good, bad = tasks["answerable"], tasks["unanswerable"]
+    turns, total, reward = asyncio.run(
+        play(good.id, [_call("execute_sql", sql="SELECT 1"), _call("stop", sql=good.gold_sql)])
+    )
+    assert [t[0] for t in turns] == [False, True] and turns[-1][2]["correct"] is True
+    assert reward == pytest.approx(total) and total > 0
+    _, lost, _ = asyncio.run(play(bad.id, [_call("stop", sql="SELECT 1")]))
+    _, won, _ = asyncio.run(play(bad.id, [_call("abstain", reason="not in the data")]))
+    assert won > lost
+    assert interaction._episodes == {}  # every episode released
+    with pytest.raises(ValueError, match="task_id"):
+        asyncio.run(interaction.start_interaction(None))
