@@ -314,3 +314,33 @@ def test_verl_recipe_interaction_plays_episodes(tasks: dict[str, Any]) -> None:
     assert interaction._episodes == {}  # every episode released
     with pytest.raises(ValueError, match="task_id"):
         asyncio.run(interaction.start_interaction(None))
+
+
+def test_vf_eval_cli_runs_the_plugin(vf_env: Any, tasks: dict[str, Any], tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    exe = shutil.which("vf-eval", path=str(Path(sys.executable).parent)) or shutil.which("vf-eval")
+    if exe is None:
+        pytest.skip("the vf-eval CLI (verifiers) is not installed")
+    good = tasks["answerable"]
+    replies = [_call("execute_sql", sql="SELECT 1"), _call("stop", sql=good.gold_sql)]
+    with FakeOpenAI(_scripted(replies), max_requests=20) as fake:
+        env = {
+            **os.environ,
+            "CLARISQL_TEST_KEY": "x",
+            # the plugin module where an install puts it (an editable install needs nothing)
+            "PYTHONPATH": os.pathsep.join([str(PLUGINS), os.environ.get("PYTHONPATH", "")]),
+        }
+        out = subprocess.run(
+            [exe, "clarisql-vf", "-m", "fake", "--client.base-url", fake.url,
+             "--client.api-key-var", "CLARISQL_TEST_KEY", "--no-push", "-o", str(tmp_path),
+             "--select.include.ids", json.dumps([good.id])],
+            capture_output=True, text=True, timeout=900, env=env,
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    (traces,) = list(tmp_path.rglob("traces.jsonl"))
+    (episode,) = [json.loads(line) for line in traces.read_text().splitlines() if line.strip()]
+    (trace,) = episode["traces"]
+    assert episode["task"]["data"]["id"] == good.id and episode["ok"]
+    assert trace["rewards"]["outcome"]["score"] > 0 and trace["metrics"]["correct"] == 1.0

@@ -16,7 +16,7 @@ from clarisql.envs.actions import parse_action
 from clarisql.envs.splits import split_of
 from clarisql.rollouts.runner import RunConfig, run_eval
 
-from ._train_fixtures import task_file
+from ._train_fixtures import needs_train, task_file, tiny_model_dir
 
 datasets = pytest.importorskip("datasets", reason="needs the datasets package (train extra)")
 
@@ -156,3 +156,33 @@ def test_builtin_export_has_both_splits(tmp_path) -> None:
     assert all(r == "test" for r in dd["test"]["split"])
     pq = datasets.load_dataset(str(tmp_path / "builtin" / "data"))
     assert pq["test"].to_list() == dd["test"].to_list()
+
+
+@pytest.mark.train
+@needs_train
+def test_trl_sft_trains_on_the_exported_episodes_as_is(exported, tmp_path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    ds = datasets.load_from_disk(str(exported["episodes"]))["train"]
+    ds = ds.select_columns(["messages", "tools"])  # nothing else: TRL's conversational format
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir())
+    text = tok.apply_chat_template(
+        ds[0]["messages"], tools=json.loads(ds[0]["tools"]), tokenize=False
+    )
+    assert "ask_user" in text or "execute_sql" in text
+    args = SFTConfig(
+        output_dir=str(tmp_path / "sft"),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        max_length=None,
+    )
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir())
+    trainer = SFTTrainer(model=model, args=args, train_dataset=ds, processing_class=tok)
+    trainer.train()
+    assert trainer.state.global_step == 1
