@@ -186,3 +186,17 @@ def test_serve_prints_progress_until_ready(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_openenv_client_rebuilds_whole_dialogues(server: str) -> None:
+    from clarisql.envs.server.client import ClarisqlEnvClient
+
+    with ClarisqlEnvClient(server).sync() as client:
+        first = client.reset(task_index=3).observation
+        assert first.db_schema and first.dialogue
+        step = client.step({"type": "execute", "sql": "SELECT 5"}).observation
+        assert step.dialogue.startswith(first.dialogue) and "SELECT 5" in step.dialogue
+        assert step.db_schema == ""  # deltas asked for: the schema came with reset
+        again = client.reset(task_index=4).observation  # a new episode starts a new dialogue
+        assert again.dialogue and not again.dialogue.startswith(step.dialogue)
+        assert client.state().episode_id

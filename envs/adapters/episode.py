@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,8 +189,3 @@ class TextEpisode:
 
     def close(self) -> None:
         self.env.close()
-
-
-def messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The chat as plain text (for logs and tests)."""
-    return "\n".join(f"{m.get('role')}: {m.get('content')}" for m in messages)
