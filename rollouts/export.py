@@ -62,21 +62,38 @@ _TERMINAL = ("abstain", "stop")
 
 
 # --- chats ---------------------------------------------------------------------------------------
-def system_prompts(suite: Suite) -> Callable[[Task], str]:
+def system_prompts(
+    suite: Suite, table_search: bool | None = None, gate: str | None = None
+) -> Callable[[Task], str]:
     """A function giving each task's system prompt as the environment writes it (cached per
-    database; no episode is started)."""
+    database; no episode is started): ``table_search`` and ``gate`` as ``ClarifySQLEnv`` takes
+    them (``None``: the env's default, table search on for a suite with a large database when
+    bm25s is installed), so the prompt is the env's own."""
     from clarisql.envs.database import get_image
     from clarisql.envs.env import SYSTEM_PROMPT
+    from clarisql.envs.env_tools import extra_help, resolve_table_search
+    from clarisql.envs.retrieval import compact_schema
     from clarisql.envs.schema import schema_summary
 
     cache: dict[str, str] = {}
+    images: dict[str, Any] = {}
+
+    def image_for(task: Task) -> Any:
+        if task.db not in images:
+            spec = suite.database(task)
+            images[task.db] = get_image(spec.path, spec.post_copy_sql)
+        return images[task.db]
+
+    search = resolve_table_search(table_search, suite, image_for)
+    gate = gate or suite.metadata.get("gate")
+    actions = ACTION_FORMAT_HELP + extra_help(search, gate)
 
     def get(task: Task) -> str:
         if task.db not in cache:
-            spec = suite.database(task)
-            image = get_image(spec.path, spec.post_copy_sql)
-            schema = schema_summary(image, spec.description)
-            cache[task.db] = SYSTEM_PROMPT.format(actions=ACTION_FORMAT_HELP, schema=schema)
+            desc = suite.database(task).description
+            image = image_for(task)
+            schema = compact_schema(image, desc) if search else schema_summary(image, desc)
+            cache[task.db] = SYSTEM_PROMPT.format(actions=actions, schema=schema)
         return cache[task.db]
 
     return get
@@ -302,7 +319,7 @@ def run_rows(
                 f"{d}: cannot load the run's suite to rebuild system prompts ({e}); "
                 "export without them (--no-system)"
             ) from None
-        system = system_prompts(suite)
+        system = system_prompts(suite, cfg.get("table_search"), cfg.get("gate"))
     rows = []
     digests: dict[str, str | None] = {}
     answers: dict[str, str] = {}

@@ -156,6 +156,14 @@ def test_builtin_export_has_both_splits(tmp_path) -> None:
     assert all(r == "test" for r in dd["test"]["split"])
     pq = datasets.load_dataset(str(tmp_path / "builtin" / "data"))
     assert pq["test"].to_list() == dd["test"].to_list()
+    # the prompt is the env's own (with table search where the env turns it on)
+    from clarisql.envs.env import ClarifySQLEnv
+
+    env = ClarifySQLEnv("builtin")
+    for row in dd["test"].select(range(3)):
+        _, info = env.reset(seed=0, options={"task_id": row["task_id"]})
+        assert row["prompt"] == [dict(m) for m in info["messages"]]
+    env.close()
 
 
 @pytest.mark.train
