@@ -68,7 +68,8 @@ def system_prompts(
     """A function giving each task's system prompt as the environment writes it (cached per
     database; no episode is started): ``table_search`` and ``gate`` as ``ClarifySQLEnv`` takes
     them (``None``: the env's default, table search on for a suite with a large database when
-    bm25s is installed), so the prompt is the env's own."""
+    bm25s is installed), so the prompt is the env's own. Its ``table_search`` attribute says
+    whether the prompt offers ``search_tables``."""
     from clarisql.envs.database import get_image
     from clarisql.envs.env import SYSTEM_PROMPT
     from clarisql.envs.env_tools import extra_help, resolve_table_search
@@ -96,6 +97,7 @@ def system_prompts(
             cache[task.db] = SYSTEM_PROMPT.format(actions=actions, schema=schema)
         return cache[task.db]
 
+    get.table_search = search  # type: ignore[attr-defined]  (the tools the prompt offers)
     return get
 
 
@@ -212,7 +214,10 @@ def _jsonable_value(v: Any) -> Any:
     return str(v)
 
 
-TOOLS_JSON = json.dumps(tool_schemas(), ensure_ascii=False)
+def _tools_json(table_search: bool) -> str:
+    """The ``tools`` column: the episode's tools as JSON text (``search_tables`` with table
+    search on, as the environment offers it)."""
+    return json.dumps(tool_schemas(table_search), ensure_ascii=False)
 
 
 # --- rows ----------------------------------------------------------------------------------------
@@ -230,6 +235,7 @@ def _sha256(path: Path) -> str | None:
 def suite_rows(suite: Suite) -> list[dict[str, Any]]:
     """One row per task of ``suite`` (see the module docstring)."""
     system = system_prompts(suite)
+    tools = _tools_json(system.table_search)
     digests: dict[str, str | None] = {}
     rows = []
     for t in suite.tasks:
@@ -267,7 +273,7 @@ def suite_rows(suite: Suite) -> list[dict[str, Any]]:
                 "instruction": t.instruction,
                 "metadata": json.dumps(t.metadata, ensure_ascii=False, default=str),
                 "split": split_of(t.id),
-                "tools": TOOLS_JSON,
+                "tools": tools,
                 "answer": task_answer(t, suite),
                 "data_source": f"{ENV_NAME}/{suite.name}",
                 "env_class": ENV_NAME,
@@ -320,6 +326,7 @@ def run_rows(
                 "export without them (--no-system)"
             ) from None
         system = system_prompts(suite, cfg.get("table_search"), cfg.get("gate"))
+    tools = _tools_json(bool(getattr(system, "table_search", cfg.get("table_search"))))
     rows = []
     digests: dict[str, str | None] = {}
     answers: dict[str, str] = {}
@@ -350,7 +357,7 @@ def run_rows(
                 "db_sha256": db_sha,
                 "messages": episode_chat(x, sys_prompt),
                 "messages_text": episode_messages(x, sys_prompt),
-                "tools": TOOLS_JSON,
+                "tools": tools,
                 "answer": answers.get(task.id) if task is not None else _line_answer(gold),
                 "split": split_of(str(x["task_id"])),
                 "reward": float(x.get("reward", 0.0)),

@@ -163,6 +163,8 @@ def test_builtin_export_has_both_splits(tmp_path) -> None:
     for row in dd["test"].select(range(3)):
         _, info = env.reset(seed=0, options={"task_id": row["task_id"]})
         assert row["prompt"] == [dict(m) for m in info["messages"]]
+        names = [t["function"]["name"] for t in json.loads(row["tools"])]
+        assert ("search_tables" in names) == env.table_search  # the tools the prompt offers
     env.close()
 
 
