@@ -140,7 +140,9 @@ async def one_session(
     and the step replies' size are added to it."""
     errors = 0
     async with connect(url, open_timeout=120, max_size=2**24) as ws:
-        await ws.send(json.dumps({"type": "reset", "data": {}}))
+        # (clarisql's own clients ask for dialogue deltas: whole observations are the default
+        # for generic clients; an env that does not know the option ignores it)
+        await ws.send(json.dumps({"type": "reset", "data": {"dialogue_deltas": True}}))
         reply = json.loads(await asyncio.wait_for(ws.recv(), 120))
         errors += reply.get("type") == "error"
         if ready is not None:

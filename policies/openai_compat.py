@@ -42,7 +42,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit
 
-from clarisql.envs.actions import TOOL_NAMES
+from clarisql.envs.tool_schemas import TOOL_SCHEMAS
 from clarisql.policies.base import ActionLike, Observation, Policy
 
 
@@ -61,84 +61,8 @@ class EndpointError(RuntimeError):
 _SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _SEM_LOCK = threading.Lock()
 
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "ask_user",
-            "description": "Ask the user a clarification question and name what is underspecified.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "question": {"type": "string"},
-                    "labels": {
-                        "type": "array",
-                        "description": "'intent', or [content, slot, kind] with kind "
-                        "Missing, Error, Unmatch (FROM scope) or not-exist (WHERE value)",
-                        "items": {
-                            "anyOf": [
-                                {"type": "string"},
-                                {
-                                    "type": "array",
-                                    "items": {"type": "string"},
-                                    "minItems": 3,
-                                    "maxItems": 3,
-                                },
-                            ]
-                        },
-                    },
-                },
-                "required": ["question"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "execute_sql",
-            "description": "Run one SQL statement on the database.",
-            "parameters": {
-                "type": "object",
-                "properties": {"sql": {"type": "string"}},
-                "required": ["sql"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "abstain",
-            "description": "Declare that the request cannot be answered from the database.",
-            "parameters": {"type": "object", "properties": {"reason": {"type": "string"}}},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "stop",
-            "description": "Finish; sql is the final query whose result is the answer "
-            "(omit it to use the last successful query).",
-            "parameters": {"type": "object", "properties": {"sql": {"type": "string"}}},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "search_tables",
-            "description": "Find the database tables that match words of the request "
-            "(BM25 over table names, columns and sample values); shows their columns.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string"},
-                    "k": {"type": "integer", "minimum": 1, "maximum": 20},
-                },
-                "required": ["query"],
-            },
-        },
-    },
-]
-assert {t["function"]["name"] for t in TOOLS} == set(TOOL_NAMES.values())
+#: the action tools as OpenAI function schemas (defined with the actions, in the env package)
+TOOLS: list[dict[str, Any]] = list(TOOL_SCHEMAS)
 
 
 def _semaphore(url: str, n: int) -> threading.BoundedSemaphore:

@@ -12,6 +12,7 @@ import yaml
 
 from clarisql.cli import main as cli_main
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.splits import split_of
 from clarisql.policies import make_policy
 from clarisql.rollouts.episode import run_episode
 from clarisql.rollouts.runner import RunConfig, run_eval
@@ -19,6 +20,17 @@ from clarisql.rollouts.runner import RunConfig, run_eval
 from ._train_fixtures import ENV_KW, FORMAT, needs_train, task_file, tiny_model_dir
 
 datasets = pytest.importorskip("datasets", reason="needs the datasets package (train extra)")
+
+
+def load_all(path) -> datasets.Dataset:
+    """Every row of an exported folder: its train split, then its test split."""
+    dd = datasets.load_from_disk(str(path))
+    assert dd and set(dd) <= {"train", "test"}
+    return datasets.concatenate_datasets([dd[sp] for sp in ("train", "test") if sp in dd])
+
+
+def by_split(rows: list[dict]) -> list[dict]:
+    return [r for sp in ("train", "test") for r in rows if r["split"] == sp]
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +61,8 @@ def test_suite_export_round_trips(tmp_path):
     from clarisql.rollouts.export import export_hf, suite_rows
 
     res = export_hf(task_file(), tmp_path / "suite")
-    ds = datasets.load_from_disk(str(tmp_path / "suite"))
-    rows = suite_rows(load_suite(str(task_file())))
+    ds = load_all(tmp_path / "suite")
+    rows = by_split(suite_rows(load_suite(str(task_file()))))
     assert res.kind == "suite" and len(ds) == len(rows) == 9
     assert ds.to_list() == rows
     assert ds.features["prompt"] == datasets.List(
@@ -64,11 +76,12 @@ def test_suite_export_round_trips(tmp_path):
     _, info = env.reset(options={"task_id": "r/from"})
     assert row["prompt"] == [dict(m) for m in info["messages"]]  # the env's own system + opening
     env.close()
-    pq = datasets.load_dataset("parquet", data_files=str(res.parquet), split="train")
-    assert pq.to_list() == rows
+    pq = datasets.load_dataset(str(tmp_path / "suite" / "data"))  # the card's Parquet layout
+    assert [r for sp in ("train", "test") if sp in pq for r in pq[sp].to_list()] == rows
     card = (tmp_path / "suite" / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert front["dataset_info"]["splits"][0]["num_examples"] == 9
+    assert sum(s["num_examples"] for s in front["dataset_info"]["splits"]) == 9
+    assert res.splits == {s["name"]: s["num_examples"] for s in front["dataset_info"]["splits"]}
     assert "| `gold_labels` | list[string] |" in card
 
 
@@ -77,8 +90,13 @@ def test_run_export_round_trips(oracle_run, tmp_path):
     from clarisql.rollouts.store import read_trajectories
 
     res = export_hf(oracle_run, tmp_path / "run", parquet=False)
-    ds = datasets.load_from_disk(str(tmp_path / "run"))
-    lines = read_trajectories(oracle_run / "trajectories.jsonl")
+    ds = load_all(tmp_path / "run")
+    lines = by_split(
+        [
+            x | {"split": split_of(x["task_id"])}
+            for x in read_trajectories(oracle_run / "trajectories.jsonl")
+        ]
+    )
     assert res.kind == "run" and res.parquet is None and len(ds) == len(lines) == 18
     for row, x in zip(ds, lines):
         assert (row["task_id"], row["trial"]) == (x["task_id"], x["trial"])
@@ -114,8 +132,9 @@ def test_cli_export_and_its_errors(oracle_run, tmp_path, capsys):
     assert cli_main(["export", str(moved), "--out", str(tmp_path / "z")]) == 2
     assert "--no-system" in capsys.readouterr().err
     assert cli_main(["export", str(moved), "--no-system", "--out", str(tmp_path / "z")]) == 0
-    ds = datasets.load_from_disk(str(tmp_path / "z"))
+    ds = load_all(tmp_path / "z")
     assert ds[0]["messages"][0]["role"] == "user"
+    assert json.loads(ds[0]["answer"])["kind"] in ("rows", "abstain", "state")
 
 
 @pytest.mark.train
@@ -138,8 +157,8 @@ def test_exported_suite_and_run_train_a_tiny_model(oracle_run, tmp_path):
     tok = AutoTokenizer.from_pretrained(tiny_model_dir())
     export_hf(task_file(), tmp_path / "suite")
     export_hf(oracle_run, tmp_path / "run")
-    suite = datasets.load_from_disk(str(tmp_path / "suite"))
-    run = datasets.load_from_disk(str(tmp_path / "run"))
+    suite = load_all(tmp_path / "suite")
+    run = load_all(tmp_path / "run")
     env = ClarifySQLEnv(str(task_file()), **ENV_KW)
     # the suite: its task ids drive the oracle (SFT); its prompts are the GRPO prompts
     ids = suite["task_id"]

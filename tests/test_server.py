@@ -142,7 +142,9 @@ def test_remote_tuples_equal_in_process_whole(server: str, policy_name: str) -> 
 
 def test_steps_send_only_the_new_dialogue(server: str) -> None:
     with httpx.Client(base_url=server, timeout=30) as http:
-        first = http.post("/sessions", json={"task_index": 3, "seed": 1}).json()
+        first = http.post(
+            "/sessions", json={"task_index": 3, "seed": 1, "dialogue_deltas": True}
+        ).json()
         sid, dialogue = first["session_id"], first["observation"]["dialogue"]
         assert first["observation"]["dialogue_start"] == 0 and dialogue
         for sql in ("SELECT 1", "SELECT 2"):

@@ -123,10 +123,10 @@ def oracle_conversations(
 def dataset_conversations(
     dataset: Iterable[Mapping[str, Any]], fmt: ChatFormat, *, only_correct: bool = False
 ) -> list[list[dict[str, Any]]]:
-    """Template-ready conversations from the ``messages`` of an exported run
-    (``clarisql export RUN --format hf``, :func:`clarisql.rollouts.export.run_dataset`)."""
+    """Template-ready conversations from the text chat of an exported run (``messages_text``,
+    else ``messages``; ``clarisql export RUN --format hf``, :func:`clarisql.rollouts.export.run_dataset`)."""
     return [
-        _closed(fmt.conversation(row["messages"]))
+        _closed(fmt.conversation(row.get("messages_text") or row["messages"]))
         for row in dataset
         if not only_correct or row.get("correct")
     ]

@@ -13,11 +13,16 @@ Contract
   ``DELETE /sessions/{id}``); an unknown id is a 404 with a one-line ``error``.
 - Observations carry exactly what the in-process env returns: the Gymnasium observation
   (``schema`` is sent as ``db_schema``: pydantic reserves ``schema``), ``reward``, ``done``
-  (terminated or truncated), ``truncated`` and ``info`` (made JSON-safe); the schema comes
-  with ``reset`` only and a step's ``dialogue`` is what the step added (from character
-  ``dialogue_start`` of the whole dialogue). The clients rebuild both:
+  (terminated or truncated), ``truncated`` and ``info`` (made JSON-safe). They are whole by
+  default (what a generic OpenEnv client expects); with the reset option
+  ``dialogue_deltas=True`` (what clarisql's clients send) the schema comes with ``reset`` only
+  and a step's ``dialogue`` is what the step added (from character ``dialogue_start`` of the
+  whole dialogue). The clients rebuild both:
   :class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` gives back the same ``(obs, reward,
-  terminated, truncated, info)`` tuples as ``ClarifySQLEnv.step``.
+  terminated, truncated, info)`` tuples as ``ClarifySQLEnv.step``. ``state.episode_id`` is the
+  caller's or a new random id.
+- ``/mcp`` answers every JSON-RPC request with a refusal (clarisql has no MCP tools) and opens
+  no environment or session slot (:func:`~clarisql.envs.server.app.make_app`).
 - A step that runs one small read statement, calls no model and cannot end the episode is
   taken on the event loop when its SQL finishes within ``ServeConfig.inline_slice_ms`` (else it
   is stopped with nothing changed and taken on the session's own thread, like every other

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse
 from openenv.core.env_server import create_app
 from openenv.core.env_server.serialization import serialize_observation
@@ -16,7 +16,7 @@ from clarisql.envs.server.environment import env_factory
 from clarisql.envs.server.models import ClarisqlAction, ClarisqlObservation
 from clarisql.envs.server.sessions import AtCapacity, SessionRegistry, UnknownSession
 
-_RESET_KEYS = ("seed", "episode_id", "task_id", "task_index")
+_RESET_KEYS = ("seed", "episode_id", "task_id", "task_index", "dialogue_deltas")
 
 
 def make_app(config: ServeConfig) -> FastAPI:
@@ -35,7 +35,50 @@ def make_app(config: ServeConfig) -> FastAPI:
     app.state.clarisql_sessions = registry
     app.router.on_shutdown.append(registry.close_all)
     _add_session_routes(app, registry)
+    _refuse_mcp(app)
     return app
+
+
+#: JSON-RPC "method not found": what ``/mcp`` answers every request with
+MCP_REFUSAL_CODE = -32601
+MCP_REFUSAL = (
+    "clarisql serves no MCP tools: its actions are OpenEnv steps (WebSocket /ws, or HTTP "
+    "/sessions); POST /mcp opens no session"
+)
+
+
+def _refuse_mcp(app: FastAPI) -> None:
+    """Replace openenv-core's ``/mcp`` routes with a refusal that opens nothing.
+
+    openenv-core's ``POST /mcp`` made an environment for every request and its
+    ``openenv/session/create`` method reserved a WebSocket session slot for an environment
+    with no MCP tools (eight such calls filled an eight-slot pool); the ``/mcp`` WebSocket
+    made a session too. Here both answer a JSON-RPC error (still a JSON-RPC 2.0 payload, as
+    ``openenv validate`` checks) and hold no slot, environment or thread.
+    """
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
+
+    def refusal(request_id: Any) -> dict[str, Any]:
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {"code": MCP_REFUSAL_CODE, "message": MCP_REFUSAL},
+        }
+
+    @app.post("/mcp", tags=["MCP"])
+    async def mcp_refused(request: Request) -> Any:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        rid = body.get("id") if isinstance(body, dict) else None
+        return refusal(rid if isinstance(rid, (str, int)) else None)
+
+    @app.websocket("/mcp")
+    async def mcp_ws_refused(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_json(refusal(None))
+        await websocket.close(code=1008, reason="clarisql serves no MCP tools")
 
 
 def _error(status: int, message: str) -> JSONResponse:

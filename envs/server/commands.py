@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
+import threading
+import time
+from typing import Any
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -95,11 +100,48 @@ def _env_args(pairs: list[str]) -> dict:
     return out
 
 
+class _NoWebInterface:
+    """A meta-path finder that makes ``gradio`` unavailable while openenv-core is imported.
+
+    openenv-core imports its optional web interface (gradio, seconds of start-up) on any import
+    of its server package, and treats a missing gradio as "no web interface"
+    (``ModuleNotFoundError`` is caught there). ``clarisql serve`` serves no web interface, so it
+    imports openenv-core through this finder (removed right after: gradio imports normally
+    later in the process), unless ``ENABLE_WEB_INTERFACE`` asks for openenv's web interface.
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "gradio" or name.startswith("gradio."):
+            raise ModuleNotFoundError(f"No module named {name!r} (not loaded by clarisql serve)")
+        return None
+
+
+def _import_server() -> Any:
+    """``clarisql.envs.server.app`` imported without openenv's web interface (see above)."""
+    web = os.environ.get("ENABLE_WEB_INTERFACE", "false").lower() in ("true", "1", "yes")
+    blocker = None if web or "gradio" in sys.modules else _NoWebInterface()
+    if blocker is not None:
+        sys.meta_path.insert(0, blocker)
+    try:
+        from clarisql.envs.server import app
+    finally:
+        if blocker is not None:
+            sys.meta_path.remove(blocker)
+    return app
+
+
+def _say(message: str, t0: float) -> None:
+    print(f"clarisql serve: {message} ({time.monotonic() - t0:.1f} s)", flush=True)
+
+
 def _serve(args: argparse.Namespace) -> int:
     from clarisql.cli import UserError
 
+    t0 = time.monotonic()
+    print("clarisql serve: loading the server (openenv-core, fastapi) ...", flush=True)
     try:
-        from clarisql.envs.server.app import serve
+        app_mod = _import_server()
+        import uvicorn
     except ImportError as e:
         raise UserError(
             f"clarisql serve needs the serve extra (pip install 'clarisql[serve]'): {e}"
@@ -120,11 +162,22 @@ def _serve(args: argparse.Namespace) -> int:
         ws_compression=args.ws_compression,
         inline_slice_ms=args.inline_slice_ms,
     )
-    print(
-        f"clarisql serve: suite {config.suite!r} on http://{config.host}:{config.port}", flush=True
-    )
+    _say(f"loading suite {config.suite!r} ...", t0)
     try:
-        serve(config)
+        app = app_mod.make_app(config)
     except (KeyError, ValueError, FileNotFoundError) as e:
         raise UserError(str(e)) from e
+    _say(f"suite {config.suite!r} loaded; starting on http://{config.host}:{config.port}", t0)
+    server = uvicorn.Server(uvicorn.Config(app, **app_mod.uvicorn_options(config)))
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.02)
+        if server.started:
+            _say(f"ready on http://{config.host}:{config.port} (OpenEnv /ws, /sessions)", t0)
+
+    threading.Thread(target=announce, daemon=True, name="clarisql-serve-ready").start()
+    server.run()
+    if not server.started:
+        raise UserError(f"the server could not start on {config.host}:{config.port}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,9 +27,15 @@ from clarisql.envs.suites import Suite, load_suite
 class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, ClarisqlState]):
     """One session: a private ``ClarifySQLEnv`` over a suite shared with the other sessions.
 
-    ``reset(seed=None, episode_id=None, task_id=None, task_index=None)`` picks the task as
-    ``ClarifySQLEnv.reset`` does (``task_id``/``task_index`` go into its ``options``);
+    ``reset(seed=None, episode_id=None, task_id=None, task_index=None, dialogue_deltas=False)``
+    picks the task as ``ClarifySQLEnv.reset`` does (``task_id``/``task_index`` go into its
+    ``options``); ``episode_id`` is the caller's or a new random id (``state.episode_id``);
     ``step(action)`` never raises for a bad action (the env answers with an observation).
+
+    Observations are whole by default (every step carries the schema and the whole dialogue,
+    as a generic OpenEnv client expects); ``dialogue_deltas=True`` (what clarisql's own clients
+    ask for) sends the schema with ``reset`` only and a step's dialogue from
+    ``dialogue_start`` on.
 
     ``step_async(action)`` (what OpenEnv's WebSocket handler awaits) takes a quick step on the
     event loop itself when it finishes within ``inline_slice_s`` of SQL and calls no model
@@ -53,6 +60,7 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         self._done = False
         self._lock = threading.Lock()  # one session, one caller at a time (HTTP sessions)
         self._sent_dialogue = ""  # the dialogue as of the last observation sent
+        self._deltas = False  # this episode's observations: deltas (asked for) or whole
 
     @property
     def env(self) -> ClarifySQLEnv:
@@ -64,6 +72,7 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         episode_id: str | None = None,
         task_id: str | None = None,
         task_index: int | None = None,
+        dialogue_deltas: bool = False,
         **kwargs: Any,
     ) -> ClarisqlObservation:
         options: dict[str, Any] = {}
@@ -73,7 +82,9 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
             options["task_index"] = task_index
         with self._lock:
             obs, info = self._env.reset(seed=seed, options=options or None)
-            self._episode_id, self._steps, self._done = episode_id, 0, False
+            self._episode_id = episode_id or uuid.uuid4().hex
+            self._steps, self._done = 0, False
+            self._deltas = bool(dialogue_deltas)
             self._sent_dialogue = obs.get("dialogue", "")
             return _observation(obs, 0.0, False, False, info)
 
@@ -106,6 +117,8 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         obs, reward, terminated, truncated, info = out
         self._steps += 1
         self._done = bool(terminated or truncated)
+        if not self._deltas:  # whole observations (a generic client)
+            return _observation(obs, reward, terminated, truncated, info)
         # the schema is fixed for an episode: sent with reset only (clients keep it); the
         # dialogue only grows within one: only what this step added is sent
         dialogue = obs.get("dialogue", "")

@@ -42,14 +42,14 @@ _ENV_FIELDS = ("type", "question", "labels", "sql", "reason", "query", "k")
 class ClarisqlObservation(Observation):
     """The Gymnasium observation plus ``truncated`` and ``info`` (``reward``/``done`` inherited).
 
-    ``db_schema`` is the observation's ``schema``, sent with ``reset`` only and empty on steps:
-    it is fixed for the whole episode, and resending ~18k characters every step tripled the
-    step's cost (:class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` fills it back in).
-
-    ``dialogue`` is the dialogue from character ``dialogue_start`` on: the whole dialogue on
-    ``reset`` (``dialogue_start == 0``), and on a step only what the step added to the previous
-    observation's dialogue (``dialogue_start`` = that dialogue's length), so a step costs
-    O(what it added), not O(the whole dialogue so far). The full dialogue is
+    Whole by default. With the reset option ``dialogue_deltas=True`` (clarisql's clients):
+    ``db_schema`` (the observation's ``schema``) is sent with ``reset`` only and empty on
+    steps: it is fixed for the whole episode, and resending ~18k characters every step tripled
+    the step's cost (:class:`~clarisql.envs.server.client.RemoteClarifySQLEnv` fills it back
+    in); and ``dialogue`` is the dialogue from character ``dialogue_start`` on: the whole
+    dialogue on ``reset`` (``dialogue_start == 0``), and on a step only what the step added to
+    the previous observation's dialogue (``dialogue_start`` = that dialogue's length), so a
+    step costs O(what it added), not O(the whole dialogue so far). The full dialogue is
     ``previous[:dialogue_start] + dialogue``; both clients rebuild it.
     """
 

@@ -1,0 +1,1 @@
+"""clarisql's OpenEnv environment package (see README.md)."""

@@ -1,0 +1,1 @@
+"""The OpenEnv server of clarisql's environment package."""
