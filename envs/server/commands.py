@@ -39,6 +39,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         help="take a WebSocket step that runs one read statement on the event loop when its "
         "SQL finishes within this many ms (else on a thread); 0: every step on a thread",
     )
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=1 << 20,
+        help="largest WebSocket message / HTTP body taken (refused with an error past it)",
+    )
+    p.add_argument(
+        "--memory-budget-mb",
+        type=float,
+        default=None,
+        help="refuse new sessions while the server's memory is above this (default: 80%% of RAM)",
+    )
     p.set_defaults(func=_serve)
 
 
@@ -60,18 +72,39 @@ def _env_args(pairs: list[str]) -> dict:
 def _serve(args: argparse.Namespace) -> int:
     from clarisql.cli import UserError
 
+    if args.idle_timeout < 0:
+        raise UserError(
+            f"--idle-timeout must be >= 0 seconds (0: never), got {args.idle_timeout:g}"
+        )
+    env_kwargs = _env_args(args.env_arg)
+    if args.rewards:
+        env_kwargs["reward"] = args.rewards
+    try:
+        config = _config(args, env_kwargs)
+    except ValueError as e:  # checked before the suite is loaded or a port opened
+        raise UserError(f"clarisql serve: {e}") from e
     try:
         from clarisql.envs.server.app import serve
     except ImportError as e:
         raise UserError(
             f"clarisql serve needs the serve extra (pip install 'clarisql[serve]'): {e}"
         ) from e
+    print(
+        f"clarisql serve: suite {config.suite!r} on http://{config.host}:{config.port}", flush=True
+    )
+    try:
+        serve(config)
+    except (KeyError, ValueError, FileNotFoundError) as e:
+        raise UserError(str(e)) from e
+    except OSError as e:  # (the port is taken, or not ours to bind)
+        raise UserError(f"clarisql serve: cannot listen on {config.host}:{config.port}: {e}") from e
+    return 0
+
+
+def _config(args: argparse.Namespace, env_kwargs: dict):
     from clarisql.envs.server.config import ServeConfig
 
-    env_kwargs = _env_args(args.env_arg)
-    if args.rewards:
-        env_kwargs["reward"] = args.rewards
-    config = ServeConfig(
+    return ServeConfig(
         suite=args.suite,
         suite_kwargs={"data": args.data} if args.data else {},
         env_kwargs=env_kwargs,
@@ -81,12 +114,6 @@ def _serve(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout or None,
         ws_compression=args.ws_compression,
         inline_slice_ms=args.inline_slice_ms,
+        max_message_bytes=args.max_message_bytes,
+        memory_budget_mb=args.memory_budget_mb,
     )
-    print(
-        f"clarisql serve: suite {config.suite!r} on http://{config.host}:{config.port}", flush=True
-    )
-    try:
-        serve(config)
-    except (KeyError, ValueError, FileNotFoundError) as e:
-        raise UserError(str(e)) from e
-    return 0
