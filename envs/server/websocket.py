@@ -181,7 +181,7 @@ class WebSocketSessions:
         if ws.application_state == WebSocketState.CONNECTED:
             try:
                 await ws.close(code)
-            except RuntimeError:
+            except (RuntimeError, WebSocketDisconnect):
                 pass
 
 
