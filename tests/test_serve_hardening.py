@@ -243,3 +243,37 @@ def test_idle_sessions_expire_with_a_word_and_their_record() -> None:
                 ws.send(json.dumps({"type": "state"}))
                 ws.recv(timeout=30)
         _wait(lambda: _live(app) == 0, "expired sessions kept their slots")
+
+
+def test_memory_budget_refuses_new_sessions_before_the_machine_runs_out() -> None:
+    from clarisql.envs.server.sessions import AtCapacity, Slots
+
+    rss = [100 << 20]
+    slots = Slots(10, memory_budget=200 << 20, rss=lambda: rss[0])
+    a = slots.acquire()
+    rss[0] = 300 << 20  # the process grew past its budget
+    with pytest.raises(AtCapacity, match="over its budget"):
+        slots.acquire()
+    assert slots.live == 1
+    a.release()
+    a.release()  # idempotent: counted once
+    rss[0] = 150 << 20
+    b = slots.acquire()
+    assert slots.live == 1 and b.held
+
+
+def test_a_session_dropped_unclosed_gives_its_slot_back() -> None:
+    import gc
+
+    from clarisql.envs.server.environment import SessionFactory
+
+    factory = SessionFactory(ServeConfig(suite="builtin", max_sessions=2))
+    env = factory()
+    assert factory.slots.live == 1
+    del env
+    gc.collect()
+    assert factory.slots.live == 0
+    with pytest.raises(ValueError, match="max_sessions"):
+        ServeConfig(max_sessions=0)
+    with pytest.raises(ValueError, match="port"):
+        ServeConfig(port=-1)
