@@ -169,6 +169,10 @@ class DatabaseImage:
         self.path = Path(path).resolve()
         if self.path.is_dir():
             raise DatabaseFileError(f"database path {self.path} is a directory, not a file")
+        if self.path.exists() and not self.path.is_file():
+            raise DatabaseFileError(
+                f"database path {self.path} is not a regular file (a device, FIFO or socket)"
+            )
         if not self.path.is_file():
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self.post_copy_sql = tuple(post_copy_sql)
