@@ -106,6 +106,9 @@ MALFORMED: list[str | bytes] = [
     json.dumps({"type": "bogus"}),
     json.dumps({"type": "step", "data": {"type": "execute", "sql": "x" * (CAP + 10)}}),
     b"\x00\x01binary frame",
+    json.dumps(
+        {"type": "step", "data": {"type": "clarify", "question": "q", "labels": [["a"]] * 8000}}
+    ),
     "{'single': 'quotes'}",
 ]
 

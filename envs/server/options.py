@@ -6,18 +6,24 @@ Contract
   (an integer in ``[0, number of tasks)``), each possibly ``None``; anything else raises
   :class:`BadRequest` with one line naming the option, and nothing has been opened yet.
 - :func:`parse_message` turns one message into a JSON object or a one-line error: never an
-  exception (malformed JSON, nesting past :data:`MAX_DEPTH`, integers past Python's digit
-  limit, a top level that is not an object). It never echoes the message.
+  exception (malformed JSON, nesting past :data:`MAX_DEPTH`, more than :data:`MAX_ITEMS`
+  values, integers past Python's digit limit, a top level that is not an object). It never
+  echoes the message.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Protocol
 
 RESET_KEYS = ("seed", "episode_id", "task_id", "task_index")
 #: deepest nesting of lists/objects a message may have (labels are lists of lists of strings)
 MAX_DEPTH = 16
+#: most values (list items and object entries, all levels) one message may hold: an action
+#: holds a few dozen; validating a list of a million costs seconds that no thread can hide
+#: (pydantic validates holding the GIL), so the count is checked first, in a Python loop
+MAX_ITEMS = 10_000
 _MAX_SEED = 2**63
 
 
@@ -86,24 +92,57 @@ def _brief(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def depth_exceeds(obj: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``obj`` nests lists/dicts deeper than ``limit`` (iterative, linear)."""
+def shape_problem(obj: Any, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS) -> str | None:
+    """Why ``obj`` nests too deep or holds too many values, or None (iterative; stops early)."""
     stack = [(obj, 1)]
+    items = 0
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in item.values())
+            children: Any = item.values()
         elif isinstance(item, list):
-            if depth > limit:
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            return f"a message may nest lists and objects at most {max_depth} levels deep"
+        items += len(children)
+        if items > max_items:
+            return f"a message may hold at most {max_items} values (list items and fields)"
+        stack.extend((v, depth + 1) for v in children)
+    return None
+
+
+#: a JSON string, or one structural character that starts or separates values
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[,\[{]')  # (strings: the unrolled loop)
+
+
+def too_many_values(text: str | bytes, limit: int = 2 * MAX_ITEMS) -> bool:
+    """Whether ``text`` has more than ``limit`` value separators and container openings
+    outside strings: checked *before* ``json.loads``, which holds the GIL for its whole run
+    (0.3 s for a megabyte of one-element lists here), so no thread could hide it. Counting the
+    characters is enough when that is under the limit; else strings are skipped (a Python loop
+    over matches: other threads run in between)."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            return False  # (json.loads refuses it at once)
+    if text.count(",") + text.count("[") + text.count("{") <= limit:
+        return False
+    n = 0
+    for m in _TOKENS.finditer(text):
+        if m.end() - m.start() == 1 and m.group() != '"':
+            n += 1
+            if n > limit:
                 return True
-            stack.extend((v, depth + 1) for v in item)
     return False
 
 
 def parse_message(text: str | bytes) -> dict[str, Any] | str:
     """A JSON object, or a one-line error (see the module docstring)."""
+    if too_many_values(text):
+        return f"a message may hold at most {MAX_ITEMS} values (list items and fields)"
     try:
         obj = json.loads(text)
     except RecursionError:
@@ -112,6 +151,5 @@ def parse_message(text: str | bytes) -> dict[str, Any] | str:
         return f"invalid JSON: {str(e)[:160]}"
     if not isinstance(obj, dict):
         return f"a message must be a JSON object, got {type(obj).__name__}"
-    if depth_exceeds(obj):
-        return f"a message may nest lists and objects at most {MAX_DEPTH} levels deep"
-    return obj
+    problem = shape_problem(obj)
+    return problem if problem is not None else obj
