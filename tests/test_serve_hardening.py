@@ -280,3 +280,14 @@ def test_a_session_dropped_unclosed_gives_its_slot_back() -> None:
         ServeConfig(max_sessions=0)
     with pytest.raises(ValueError, match="port"):
         ServeConfig(port=-1)
+
+
+def test_crowded_bodies_are_refused_before_any_route_parses_them(server) -> None:
+    url, app = server
+    crowded = json.dumps({"action": {"type": "clarify", "question": "q", "labels": [["a"]] * 8000}})
+    assert len(crowded) < CAP
+    with httpx.Client(base_url=url, timeout=60) as http:
+        for path in ("/step", "/sessions/x/step", "/sessions"):
+            r = http.post(path, content=crowded, headers={"content-type": "application/json"})
+            assert r.status_code == 422 and "values" in r.json()["error"], (path, r.text[:200])
+    assert _live(app) == 0

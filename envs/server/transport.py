@@ -3,7 +3,8 @@
 Contract
 - :class:`BodyLimit` (ASGI middleware) reads an HTTP request's body before the application sees
   it: a ``Content-Length`` or a body past ``max_bytes`` is a ``413``, a body not received within
-  ``timeout_s`` a ``408`` (one-line JSON ``error``); nothing past the cap is buffered.
+  ``timeout_s`` a ``408``, a body with more than ``MAX_ITEMS`` JSON values a ``422`` (one-line
+  JSON ``error``); nothing past the cap is buffered. Every route is behind it.
 - :func:`deadline_protocol` is uvicorn's HTTP protocol with a deadline on the request head:
   a connection that has not sent a whole request head ``timeout_s`` after it opened (or after
   its last response) is closed (slow-loris clients hold no connection for ever).
@@ -18,7 +19,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from clarisql.envs.server.options import parse_message
+from clarisql.envs.server.options import MAX_ITEMS, parse_message, too_many_values
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -96,6 +97,18 @@ class BodyLimit:
             )
         body = b"".join(chunks)
         chunks.clear()
+        # values counted before any route's json.loads (which holds the GIL for its whole run)
+        crowded = (
+            too_many_values(body)
+            if len(body) <= 65536
+            else await asyncio.to_thread(too_many_values, body)
+        )
+        if crowded:
+            return await self._refuse(
+                send,
+                422,
+                f"a request body may hold at most {MAX_ITEMS} values (list items and fields)",
+            )
         sent = False
 
         async def replay() -> Message:
