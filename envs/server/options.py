@@ -117,7 +117,7 @@ def shape_problem(obj: Any, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITE
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[,\[{]')  # (strings: the unrolled loop)
 
 
-def too_many_values(text: str | bytes, limit: int = 2 * MAX_ITEMS) -> bool:
+def too_many_values(text: str | bytes, limit: int = MAX_ITEMS + 16) -> bool:
     """Whether ``text`` has more than ``limit`` value separators and container openings
     outside strings: checked *before* ``json.loads``, which holds the GIL for its whole run
     (0.3 s for a megabyte of one-element lists here), so no thread could hide it. Counting the
