@@ -135,7 +135,7 @@ def _add_session_routes(
     async def step_session(sid: str, request: Request) -> Any:
         # (a quick step is taken on the event loop, any other on the session's thread, as on
         # the WebSocket: ClarisqlEnvironment.step_async; large bodies parsed on a thread)
-        raw_size = int(request.headers.get("content-length") or 0)
+        raw_size = len(await request.body())  # (already read and capped by BodyLimit)
         body = await _body(request, inline)
         if not isinstance(body, dict) or "action" not in body:
             return _error(422, 'the body must be {"action": {...}} or {"action": {"text": "..."}}')
