@@ -291,3 +291,20 @@ def test_crowded_bodies_are_refused_before_any_route_parses_them(server) -> None
             r = http.post(path, content=crowded, headers={"content-type": "application/json"})
             assert r.status_code == 422 and "values" in r.json()["error"], (path, r.text[:200])
     assert _live(app) == 0
+
+
+def test_mcp_sessions_count_against_the_same_cap(server) -> None:
+    url, app = server
+
+    def rpc(http, method: str, i: int, **params) -> dict:
+        body = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+        return http.post("/mcp", json=body).json()
+
+    with httpx.Client(base_url=url, timeout=60) as http:
+        sids = [rpc(http, "openenv/session/create", i)["result"]["session_id"] for i in range(3)]
+        assert _live(app) == 3
+        assert "error" in rpc(http, "openenv/session/create", 9)  # a fourth: refused
+        assert http.post("/sessions", json={}).status_code == 503  # and so is every other path
+        for i, sid in enumerate(sids):
+            rpc(http, "openenv/session/close", 20 + i, session_id=sid)
+    _wait(lambda: _live(app) == 0, "closed MCP sessions kept their slots")
