@@ -475,3 +475,33 @@ def test_connection_counters_start_at_zero_every_episode(small_db: Path) -> None
     with img.session(True, LIMITS) as s:
         assert s.execute("DELETE FROM sales WHERE id <= 2").changes == 2
         assert [list(r) for r in s.execute(probe).rows] == [[2, 2, 0]]
+
+
+def test_an_idle_write_session_holds_its_changed_pages_not_a_copy(tmp_path: Path) -> None:
+    """Counted in bytes SQLite and the overlay report, not in RSS: a writable session over a
+    ~25 MB database that wrote one row and read every page holds a few changed pages and a
+    page cache bounded by SQLite's cache size, never a copy of the database."""
+    from clarisql.envs.cow import overlay_bytes
+
+    path = tmp_path / "big.sqlite"
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); WITH RECURSIVE c(x) AS (SELECT 1 "
+        "UNION ALL SELECT x+1 FROM c LIMIT 100000) INSERT INTO t SELECT x, hex(randomblob(120)) "
+        "FROM c"
+    )
+    conn.close()
+    img = DatabaseImage(path)
+    assert img.size_bytes > 20_000_000
+    generous = SessionLimits(timeout_s=120.0)  # (a busy machine must not stop the scan)
+    sessions = [img.session(True, generous) for _ in range(4)]
+    for s in sessions:
+        assert s.execute("INSERT INTO t(v) VALUES ('x')").ok
+        assert s.execute("SELECT count(*), sum(length(v)) FROM t").rows[0][0] == 100_001
+    for s in sessions:
+        c = s.connection
+        assert overlay_bytes(c) <= 16 * img.page_size  # the pages the INSERT changed
+        cache = c.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0]
+        assert cache < 4_000_000 < img.size_bytes  # SQLite's bounded page cache
+    for s in sessions:
+        s.close()
