@@ -10,6 +10,15 @@ Run: ``nice python benchmarks/bench_hardening.py [--actions 100000] [--budget 0.
   many episodes of the built-in suite (and DySQL-Bench's suite from ../shared when present),
   with a short ``--budget`` so heavy statements are stopped often.
 
+Served mode (``--served``, or ``--served-only``): a real ``clarisql serve`` on loopback (a
+subprocess). One WebSocket session steps ``SELECT 1`` in a loop while another sends each
+attack (text actions and label lists up to the message cap, 700k labels, a 3M-label HTTP body,
+20 MB of SQL over HTTP and WebSocket, malformed frames): the victim's worst step latency during
+each attack minus its quiet median ("added ms"), and the reply each attack got. Then: 62
+``POST /sessions {"seed": "abc"}`` (status codes), ``max_sessions + 4`` WebSocket sessions
+(opened / refused), the server's RSS before and after ``write_sessions`` idle write sessions,
+and 200 slow-loris connections (how many the server closed, and how soon).
+
 Reported: the largest step time (wall clock, and CPU time of the stepping thread, which tells
 work from waiting for a core on a loaded machine) against the budget + 10 %, the number of steps
 over it, episodes that ended with
@@ -249,13 +258,310 @@ def run_fuzz(probe: Probe, n_actions: int, budget: float, seed: int) -> dict[str
     return {"episodes": episodes, "samples": samples}
 
 
+# --- served mode ---------------------------------------------------------------------------------
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _proc_rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * 4096 / 1e6
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+_VICTIM = """
+import json, sys, time
+from websockets.sync.client import connect
+with connect(sys.argv[1], open_timeout=60, max_size=None) as ws:
+    ws.send(json.dumps({"type": "reset", "data": {"task_index": 0}}))
+    ws.recv(timeout=120)
+    print("ready", flush=True)
+    msg = json.dumps({"type": "step", "data": {"type": "execute", "sql": "SELECT 1"}})
+    end = time.time() + float(sys.argv[2])
+    while time.time() < end:
+        t0 = time.time()
+        ws.send(msg)
+        ws.recv(timeout=120)
+        print(t0, time.time() - t0, flush=True)
+        time.sleep(0.002)
+"""
+
+
+class _Victim:
+    """Another process with a WebSocket session stepping ``SELECT 1`` in a loop (so nothing the
+    attacker does in this process slows it); its (start, latency) samples, by wall clock."""
+
+    def __init__(self, ws_url: str, seconds: float):
+        import subprocess
+        import threading
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _VICTIM, ws_url, str(seconds)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the victim session did not start")
+        self.samples: list[tuple[float, float]] = []
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            t, lat = line.split()
+            self.samples.append((float(t), float(lat)))
+
+    def window(self, t0: float, t1: float) -> list[float]:
+        return [lat for (t, lat) in list(self.samples) if t0 <= t + lat and t <= t1]
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+def _served_attacks(cap: int) -> list[tuple[str, str, Any]]:
+    """(name, transport, payload): payloads sized against the message cap."""
+    n_labels = cap // 8
+    return [
+        (
+            "text action ~cap (nested JSON)",
+            "ws",
+            {"type": "step", "data": {"text": "<tool_call>" + '{"a":' * (cap // 9)}},
+        ),
+        (
+            "text action ~cap (code fence)",
+            "ws",
+            {"type": "step", "data": {"text": "```json\n" + "{" * (cap // 2) + "\n```"}},
+        ),
+        (
+            f"clarify with {n_labels} labels (~cap)",
+            "ws",
+            {
+                "type": "step",
+                "data": {"type": "clarify", "question": "q", "labels": [["a"]] * n_labels},
+            },
+        ),
+        (
+            "clarify with 700k labels (over the cap)",
+            "ws",
+            {
+                "type": "step",
+                "data": {"type": "clarify", "question": "q", "labels": [["a"]] * 700_000},
+            },
+        ),
+        (
+            "3M-label HTTP body",
+            "http",
+            {"action": {"type": "clarify", "question": "q", "labels": [["a"]] * 3_000_000}},
+        ),
+        ("20 MB SQL over HTTP", "http", {"action": {"type": "execute", "sql": "x" * 20_000_000}}),
+        (
+            "20 MB SQL over WebSocket",
+            "ws",
+            {"type": "step", "data": {"type": "execute", "sql": "x" * 20_000_000}},
+        ),
+        ("'[' * 100000", "ws-raw", "[" * 100_000),
+        ("5000-digit integer", "ws-raw", '{"type": "step", "data": {"k": ' + "9" * 5000 + "}}"),
+        ("binary frame", "ws-raw", b"\x00" * 1000),
+    ]
+
+
+def run_served(
+    max_sessions: int = 8, cap: int = 1 << 20, write_sessions: int = 6
+) -> dict[str, Any]:
+    """Start ``clarisql serve`` (a subprocess on loopback) and measure stalls, caps, memory,
+    malformed messages and slow clients against it (see the module docstring)."""
+    import socket
+    import statistics
+    import subprocess
+
+    import httpx
+    from websockets.sync.client import connect
+
+    port = _free_port()
+    url, ws_url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+    cmd = [
+        sys.executable,
+        "-m",
+        "clarisql",
+        "serve",
+        "--port",
+        str(port),
+        "--max-sessions",
+        str(max_sessions),
+        "--idle-timeout",
+        "120",
+        "--max-message-bytes",
+        str(cap),
+    ]
+    srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out: dict[str, Any] = {"max_sessions": max_sessions, "max_message_bytes": cap}
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError("the server did not start within 180 s")
+        http = httpx.Client(base_url=url, timeout=120)
+        victim = _Victim(ws_url, 600)
+        time.sleep(1.0)
+        quiet = [lat for _, lat in victim.samples]
+        base = statistics.median(quiet)
+        out["victim_step_ms_quiet"] = {"median": base * 1e3, "max": max(quiet) * 1e3}
+        stalls = []
+        attacker = connect(ws_url, open_timeout=30, max_size=None)
+        attacker.send(json.dumps({"type": "reset", "data": {"task_index": 0}}))
+        json.loads(attacker.recv(timeout=60))
+        for name, how, payload in _served_attacks(cap):
+            if how == "http":
+                sid = http.post("/sessions", json={}).json()["session_id"]
+                body = json.dumps(payload).encode()
+            else:
+                data = payload if how == "ws-raw" else json.dumps(payload)
+            time.sleep(0.05)
+            t0 = time.time()
+            reply = ""
+            try:
+                if how == "http":
+                    r = http.post(f"/sessions/{sid}/step", content=body)
+                    reply = f"HTTP {r.status_code}, {len(r.content)} bytes"
+                else:
+                    attacker.send(data)
+                    raw = attacker.recv(timeout=120)
+                    kind = json.loads(raw)
+                    code = kind["data"].get("code") if kind["type"] == "error" else "observation"
+                    reply = f"{kind['type']} {code}, {len(raw)} bytes"
+            except Exception as e:  # (a closed connection is the answer past 4x the cap)
+                reply = f"{type(e).__name__}: {str(e)[:60]}"
+                attacker = connect(ws_url, open_timeout=30, max_size=None)
+                attacker.send(json.dumps({"type": "reset", "data": {"task_index": 0}}))
+                json.loads(attacker.recv(timeout=60))
+            if how == "http":
+                http.delete(f"/sessions/{sid}")
+            t1 = time.time()
+            time.sleep(0.1)
+            lats = victim.window(t0, t1)
+            worst = max(lats) if lats else float("nan")
+            stalls.append(
+                {
+                    "attack": name,
+                    "reply": reply,
+                    "attack_s": round(t1 - t0, 3),
+                    "victim_steps": len(lats),
+                    "victim_added_ms": round((worst - base) * 1e3, 1),
+                }
+            )
+        attacker.send(json.dumps({"type": "step", "data": {"type": "execute", "sql": "SELECT 7"}}))
+        alive = "7" in json.loads(attacker.recv(timeout=60))["data"]["observation"]["last"]
+        attacker.close()
+        victim.close()
+        out["stalls"] = stalls
+        out["max_victim_added_ms"] = max(s["victim_added_ms"] for s in stalls)
+        out["attacker_session_alive_after_all"] = alive
+
+        # caps: bad options hold no slot; every path counts against one cap
+        bad = [http.post("/sessions", json={"seed": "abc"}).status_code for _ in range(62)]
+        out["bad_option_status"] = sorted(set(bad))
+        socks = [connect(ws_url, open_timeout=30) for _ in range(max_sessions + 4)]
+        refused = 0
+        for s in socks:
+            try:
+                s.send(json.dumps({"type": "state"}))
+                refused += json.loads(s.recv(timeout=60))["type"] == "error"
+            except Exception:  # (refused: the server said so and closed it first)
+                refused += 1
+        out["ws_sessions_opened"] = len(socks) - refused
+        out["ws_sessions_refused"] = refused
+        out["http_open_when_full"] = http.post("/sessions", json={}).status_code
+        for s in socks:
+            s.close()
+        time.sleep(1.0)
+
+        # memory: idle write sessions (each has written a row)
+        from clarisql.envs.env import ClarifySQLEnv
+
+        local = ClarifySQLEnv("builtin")
+        w = [i for i, t in enumerate(local.suite.tasks) if t.writable][0]
+        local.close()
+        rss0 = _proc_rss_mb(srv.pid)
+        sids = []
+        for _ in range(min(write_sessions, max_sessions)):
+            r = http.post("/sessions", json={"task_index": w})
+            sid = r.json()["session_id"]
+            http.post(
+                f"/sessions/{sid}/step",
+                json={"action": {"type": "execute", "sql": "CREATE TABLE bench_m(a)"}},
+            )
+            sids.append(sid)
+        rss1 = _proc_rss_mb(srv.pid)
+        out["idle_write_sessions"] = len(sids)
+        out["server_rss_mb"] = {
+            "before": round(rss0, 1),
+            "after": round(rss1, 1),
+            "per_session": round((rss1 - rss0) / max(1, len(sids)), 2),
+        }
+        for sid in sids:
+            http.delete(f"/sessions/{sid}")
+
+        # slow clients: 200 connections that never finish a request head
+        loris = []
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", port), timeout=60)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+            loris.append(s)
+        t0 = time.perf_counter()
+        closed = 0
+        for s in loris:
+            s.settimeout(60)
+            try:
+                closed += s.recv(10) == b""
+            except OSError:
+                pass
+            s.close()
+        out["slow_loris"] = {
+            "connections": len(loris),
+            "closed_by_server": closed,
+            "all_closed_within_s": round(time.perf_counter() - t0, 1),
+        }
+        http.close()
+    finally:
+        srv.terminate()
+        try:
+            srv.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--actions", type=int, default=100_000)
     ap.add_argument("--budget", type=float, default=0.25, help="fuzz run time budget (s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None)
+    ap.add_argument(
+        "--served", action="store_true", help="also run the served-mode section (clarisql serve)"
+    )
+    ap.add_argument("--served-only", action="store_true", help="run only the served-mode section")
     args = ap.parse_args(argv)
+    if args.served_only:
+        res = run_served()
+        print(json.dumps(res, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        return 0
     rss0, heap0 = rss_mb(), apsw.memory_used()
 
     default_budget = SessionLimits().timeout_s
@@ -297,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
         "rss_mb": {"before": rss0, "after": rss1},
         "fuzz_samples_actions_rss_heap": fz["samples"],
     }
+    if args.served:
+        res["served"] = run_served()
     print(json.dumps(res, indent=2))
     for msg in (attack_probe.internal + fuzz_probe.internal)[:5]:
         print("internal error:", msg, file=sys.stderr)

@@ -30,6 +30,7 @@ text longer than :data:`MAX_ACTION_CHARS` is refused up front.
 from __future__ import annotations
 
 import json
+import re
 import reprlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +75,14 @@ MAX_ACTION_CHARS = 1_000_000
 MAX_QUESTION_CHARS = 8_000
 #: How many ``{`` positions of a text are tried as the start of a JSON object.
 MAX_JSON_CANDIDATES = 64
+#: How many JSON parse attempts one text gets in all (over its tool call, fences and body), so a
+#: text's parse costs at most this many linear scans, whatever its shape.
+MAX_JSON_TRIES = 64
+#: Most labels one clarification may carry (a real one names a few; each is checked and shown).
+MAX_LABELS = 64
+#: Longest ``search_tables`` query and ``abstain`` reason.
+MAX_QUERY_CHARS = 2_000
+MAX_REASON_CHARS = 8_000
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = 80
 _SHORT.maxother = 80
@@ -138,6 +147,8 @@ class Action:
         )
 
 
+_LANG = re.compile(r"\w*")
+
 #: json.dumps(..., ensure_ascii=False) builds an encoder per call (most of to_text's cost)
 _TEXT_JSON = json.JSONEncoder(ensure_ascii=False)
 _EXECUTE_TEXT = (
@@ -200,6 +211,8 @@ def _from_mapping(d: dict[str, Any]) -> Action:
             raise ActionError(
                 "clarify: 'labels' must be a list of labels ('intent' or [content, slot, kind])"
             )
+        if len(raw) > MAX_LABELS:  # refused before any is parsed
+            raise ActionError(f"clarify: at most {MAX_LABELS} labels, got {len(raw)}")
         labels = []
         for item in raw:
             try:
@@ -217,9 +230,16 @@ def _from_mapping(d: dict[str, Any]) -> Action:
     if t == "search_tables":
         from clarisql.envs.retrieval.action import search_action
 
+        q = d.get("query", d.get("q", ""))
+        if isinstance(q, str) and len(q) > MAX_QUERY_CHARS:
+            raise ActionError(
+                f"search_tables: the query is longer than {MAX_QUERY_CHARS} characters"
+            )
         return search_action(d)
     if t == "abstain":
         r = d.get("reason", "")
+        if isinstance(r, str) and len(r) > MAX_REASON_CHARS:
+            raise ActionError(f"abstain: the reason is longer than {MAX_REASON_CHARS} characters")
         return Action("abstain", reason=r if isinstance(r, str) else safe_repr(r, 2000))
     sql = _text_sql(d.get("sql", d.get("query")), "stop")
     if sql is not None and not isinstance(sql, str):
@@ -248,20 +268,27 @@ def _fences(text: str, limit: int = MAX_JSON_CANDIDATES) -> list[tuple[str, str]
     parts = text.split("```", 2 * limit)
     out = []
     for part in parts[1:-1:2]:  # odd parts sit between an opening and a closing fence
-        k = 0
-        while k < len(part) and (part[k].isalnum() or part[k] == "_"):
-            k += 1
-        out.append((part[:k], part[k:].strip()))
+        lang = _LANG.match(part, 0, 64).group()  # (a language tag is short: scanned in C)
+        out.append((lang, part[len(lang) :].strip()))
     return out
 
 
-def _first_json_object(text: str) -> Any:
+class _Budget:
+    """JSON parse attempts left for one text (see :data:`MAX_JSON_TRIES`)."""
+
+    def __init__(self) -> None:
+        self.left = MAX_JSON_TRIES
+
+
+def _first_json_object(text: str, budget: _Budget | None = None) -> Any:
     """The first JSON object in ``text`` starting at one of its first few ``{``; None if none."""
     dec = json.JSONDecoder()
+    budget = budget or _Budget()
     i = text.find("{")
     tries = 0
-    while i >= 0 and tries < MAX_JSON_CANDIDATES:
+    while i >= 0 and tries < MAX_JSON_CANDIDATES and budget.left > 0:
         tries += 1
+        budget.left -= 1
         try:
             obj, _ = dec.raw_decode(text, i)
         except (ValueError, RecursionError):  # bad JSON, too-long integers, too deep nesting
@@ -273,18 +300,19 @@ def _first_json_object(text: str) -> Any:
 
 
 def _parse_text(text: str) -> Action:
+    budget = _Budget()
     body = _tool_call_body(text)
     if body is not None:
-        obj = _first_json_object(body)
+        obj = _first_json_object(body, budget)
         if obj is None:
             raise ActionError("the <tool_call> block does not hold a JSON object")
         return _from_mapping(obj)
     fences = _fences(text)
     for body in [body for lang, body in fences if lang.lower() in ("json", "")]:
-        obj = _first_json_object(body)
+        obj = _first_json_object(body, budget)
         if obj is not None:
             return _from_mapping(obj)
-    obj = _first_json_object(text)
+    obj = _first_json_object(text, budget)
     if obj is not None and ("type" in obj or "name" in obj or "action" in obj):
         return _from_mapping(obj)
     for lang, body in fences:

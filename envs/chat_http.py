@@ -43,6 +43,8 @@ import openai
 #: Statuses worth retrying: timeouts, conflicts, rate limits, server errors.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_BACKOFF_S = 30.0
+#: Largest reply body read by default (a chat completion is a few KB; 2 MiB is generous).
+MAX_REPLY_BYTES = 2 << 20
 
 
 class ChatHTTPError(RuntimeError):
@@ -161,21 +163,45 @@ class _CallState:
     attempt_s: float
     deadline: float
     no_auth: bool
+    max_bytes: int = 0  # 0: no cap
     attempts: int = 0
     sleeps: list[float] = field(default_factory=list)
+    too_large: int = 0  # the reply's size when it passed max_bytes (then no more attempts)
+
+
+class _ReplyTooLarge(Exception):
+    """A reply body passed the byte cap (raised from the stream; see ``_CallState.too_large``)."""
+
+
+class _RetryAfterTooLong(Exception):
+    """The server asked to wait longer than the call may (``Retry-After``)."""
+
+    def __init__(self, seconds: float, status: int | None):
+        super().__init__(seconds)
+        self.seconds, self.status = seconds, status
 
 
 _CURRENT = threading.local()
 
 
 class _DeadlineStream(httpx.SyncByteStream):
-    def __init__(self, inner: Any, deadline: float):
-        self._inner, self._deadline = inner, deadline
+    """The reply body, chunk by chunk: cut at the deadline and at ``st.max_bytes`` (nothing past
+    the cap is read or kept)."""
+
+    def __init__(self, inner: Any, deadline: float, st: _CallState | None = None):
+        self._inner, self._deadline, self._st = inner, deadline, st
 
     def __iter__(self) -> Iterator[bytes]:
+        st = self._st
+        cap = st.max_bytes if st is not None else 0
+        size = 0
         for chunk in self._inner:
             if time.monotonic() > self._deadline:
                 raise httpx.ReadTimeout("the request deadline passed while reading the reply")
+            size += len(chunk)
+            if cap and size > cap:
+                st.too_large = size  # type: ignore[union-attr]
+                raise _ReplyTooLarge(size)
             yield chunk
 
     def close(self) -> None:
@@ -192,6 +218,8 @@ class _DeadlineTransport(httpx.BaseTransport):
         st: _CallState | None = getattr(_CURRENT, "state", None)
         if st is None:
             return self._inner.handle_request(request)
+        if st.too_large:  # (the package retries any error: no attempt after a too-large reply)
+            raise _ReplyTooLarge(st.too_large)
         st.attempts += 1
         now = time.monotonic()
         deadline = min(now + st.attempt_s, st.deadline)
@@ -209,7 +237,7 @@ class _DeadlineTransport(httpx.BaseTransport):
         return httpx.Response(
             status_code=resp.status_code,
             headers=resp.headers,
-            stream=_DeadlineStream(resp.stream, deadline),
+            stream=_DeadlineStream(resp.stream, deadline, st),
             extensions=resp.extensions,
             request=request,
         )
@@ -229,7 +257,13 @@ class _OpenAI(openai.OpenAI):
         self, *, retries_taken: int, max_retries: int, options: Any, response: Any
     ):
         st: _CallState | None = getattr(_CURRENT, "state", None)
+        if st is not None and st.too_large:
+            return  # (no wait: the next attempt is refused at once, see _DeadlineTransport)
         retry_after = self._parse_retry_after_header(response.headers if response else None)
+        if retry_after is not None and st is not None:
+            left = st.deadline - time.monotonic()
+            if retry_after > min(left, _MAX_BACKOFF_S):  # said at once, not waited out
+                raise _RetryAfterTooLong(retry_after, response.status_code if response else None)
         if retry_after is not None and 0 <= retry_after <= _MAX_BACKOFF_S:
             delay = float(retry_after)
         else:
@@ -264,6 +298,8 @@ class ChatClient:
         api_key_env: environment variable holding the API key (unset: no ``Authorization``).
         breaker: the circuit breaker (default: the process-wide one of ``url``).
         sleep: the sleep used for back-off (tests pass a fake).
+        max_reply_bytes: largest reply body read (past it: :class:`ChatReplyError`, no retry);
+            the body is read in chunks and nothing past the cap is kept.
     """
 
     def __init__(
@@ -278,6 +314,7 @@ class ChatClient:
         breaker: CircuitBreaker | None = None,
         jitter: bool = True,
         sleep: Callable[[float], None] = time.sleep,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ):
         if timeout_s <= 0 or max_retries < 0 or backoff_s < 0:
             raise ValueError("chat client: need timeout_s > 0, max_retries >= 0, backoff_s >= 0")
@@ -289,6 +326,7 @@ class ChatClient:
             deadline_s = timeout_s * (max_retries + 1) + backoffs + 0.5
         self.deadline_s = float(deadline_s)
         self.api_key_env = api_key_env
+        self.max_reply_bytes = int(max_reply_bytes)
         self.breaker = breaker if breaker is not None else breaker_for(self.url)
         self.last_call = CallInfo()
         self._client = _OpenAI(
@@ -311,7 +349,12 @@ class ChatClient:
         call_s = (
             self.deadline_s if deadline_s is None else max(0.0, min(self.deadline_s, deadline_s))
         )
-        state = _CallState(min(self.timeout_s, call_s), time.monotonic() + call_s, no_auth=not key)
+        state = _CallState(
+            min(self.timeout_s, call_s),
+            time.monotonic() + call_s,
+            no_auth=not key,
+            max_bytes=self.max_reply_bytes,
+        )
         try:
             raw = _on_worker(
                 lambda: self._post(body, key, state, trial),
@@ -347,10 +390,28 @@ class ChatClient:
                 extra_headers={"Authorization": f"Bearer {key}"} if key else None,
             )
             return resp.content
+        except _ReplyTooLarge:
+            raise ChatReplyError(
+                f"reply from {self.url} is larger than {self.max_reply_bytes} bytes "
+                "(max_reply_bytes): not read further"
+            ) from None
+        except _RetryAfterTooLong as e:
+            raise ChatHTTPError(
+                f"HTTP {e.status} from {self.url}: the server asks to retry after "
+                f"{e.seconds:g} s (Retry-After), more than this call may wait",
+                e.status,
+                True,
+                retry_after=e.seconds,
+            ) from None
         except openai.APIStatusError as e:
             code = e.status_code
+            after = _retry_after(e.response)
+            said = f" (Retry-After {after:g} s)" if after is not None else ""
             raise ChatHTTPError(
-                f"HTTP {code} from {self.url}: {_detail(e)}", code, code in RETRYABLE_STATUS
+                f"HTTP {code} from {self.url}: {_detail(e)}{said}",
+                code,
+                code in RETRYABLE_STATUS,
+                retry_after=after,
             ) from None
         except openai.APITimeoutError:
             raise ChatHTTPError(
@@ -358,6 +419,11 @@ class ChatClient:
             ) from None
         except openai.APIConnectionError as e:
             cause = e.__cause__ or e
+            if st.too_large or isinstance(cause, _ReplyTooLarge):
+                raise ChatReplyError(
+                    f"reply from {self.url} is larger than {self.max_reply_bytes} bytes "
+                    "(max_reply_bytes): not read further"
+                ) from None
             raise ChatHTTPError(
                 f"cannot reach {self.url}: {type(cause).__name__}: {cause}"[:300]
             ) from None
@@ -368,6 +434,15 @@ class ChatClient:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _retry_after(response: Any) -> float | None:
+    """A ``Retry-After`` header in seconds (delta-seconds form), or None."""
+    try:
+        value = response.headers.get("retry-after")
+        return float(value) if value is not None and 0 <= float(value) < 1e7 else None
+    except (AttributeError, ValueError, TypeError):
+        return None
 
 
 def _detail(e: openai.APIStatusError) -> str:

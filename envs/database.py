@@ -41,6 +41,7 @@ import contextlib
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,6 +169,10 @@ class DatabaseImage:
         self.path = Path(path).resolve()
         if self.path.is_dir():
             raise DatabaseFileError(f"database path {self.path} is a directory, not a file")
+        if self.path.exists() and not self.path.is_file():
+            raise DatabaseFileError(
+                f"database path {self.path} is not a regular file (a device, FIFO or socket)"
+            )
         if not self.path.is_file():
             raise FileNotFoundError(f"database file {self.path} does not exist")
         self.post_copy_sql = tuple(post_copy_sql)
@@ -296,6 +301,30 @@ class DatabaseImage:
     def fresh_copy(self) -> apsw.Connection:
         """A private, unsandboxed writable copy (copy-on-write; for replaying golden actions)."""
         return self._copy()
+
+
+def _episode_counters(conn: apsw.Connection) -> None:
+    """Make ``changes()``, ``total_changes()`` and ``last_insert_rowid()`` count from this
+    session's start: a pooled connection carries SQLite's connection-level counters over from
+    the episodes (and sessions) it served before, which would let one observe another.
+
+    ``last_insert_rowid`` can be set; the other two cannot, so the SQL functions are replaced,
+    for this connection, by ones relative to the counters at the session's start (a
+    ``changes()`` is 0 until this session's own statements changed a row).
+    """
+    conn.set_last_insert_rowid(0)
+    base = conn.total_changes()
+    ref = weakref.ref(conn)  # (no cycle through the connection: it is freed when dropped)
+
+    def total_changes() -> int:
+        return ref().total_changes() - base  # type: ignore[union-attr]
+
+    def changes() -> int:
+        c = ref()
+        return c.changes() if c.total_changes() != base else 0  # type: ignore[union-attr]
+
+    conn.create_scalar_function("total_changes", total_changes, 0)
+    conn.create_scalar_function("changes", changes, 0)
 
 
 #: Idle writable connections kept per image, counted by the SQLite page cache they hold.
@@ -443,6 +472,7 @@ class Session:
             self.changes = idle_changes
         conn.authorizer = self._authorize
         conn.set_progress_handler(self._progress, limits.progress_steps)
+        _episode_counters(conn)
         self._exts: dict[str, Any] = {}
         self._stmt_exts: list[Any] = []
         lazy = []

@@ -605,12 +605,20 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         self.simulator.close()
 
 
+#: longest statement echoed into the dialogue (a longer one is refused by the session anyway:
+#: ``SessionLimits.max_sql_chars``), so a refused megabyte does not come back in every reply
+_MAX_ECHO_CHARS = 100_000
+
+
 def _describe(act: Action) -> str:
     if act.type == "clarify":
         labels = ", ".join(str(lb.to_json()) for lb in act.labels)
         return f"[ask_user] {act.question}" + (f" (labels: {labels})" if labels else "")
     if act.type == "execute":
-        return f"[execute_sql] {act.sql if isinstance(act.sql, str) else repr(act.sql)}"
+        sql = act.sql if isinstance(act.sql, str) else repr(act.sql)
+        if len(sql) > _MAX_ECHO_CHARS:  # refused as too long: not echoed back whole
+            sql = f"{sql[:200]}… [{len(sql)} characters in all; not run]"
+        return f"[execute_sql] {sql}"
     if act.type == "abstain":
         return f"[abstain] {act.reason}"
     if act.type == "search_tables":

@@ -558,7 +558,9 @@ def export_hf(
     from clarisql.rollouts.export_card import dataset_card
 
     dest = Path(out)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+    if dest.exists() and not dest.is_dir():
+        raise ValueError(f"{dest} exists and is not a folder: choose a new --out folder")
+    if dest.exists() and any(dest.iterdir()):
         raise ValueError(f"{dest} exists and is not empty: choose a new --out folder")
     if is_run_dir(source):
         kind, ds = "run", run_dataset(source, include_system=include_system)

@@ -182,11 +182,24 @@ def view_run(run_dir: str | Path, console: Console | None = None, **filters: Any
     """Print the selected episodes of a run; return how many were shown."""
     d = Path(run_dir)
     lines = read_trajectories(d / "trajectories.jsonl")
-    chosen = select_lines(lines, **filters)
     con = console or Console()
-    con.print(render_header(d, len(chosen), len(lines)))
+    where = d / "trajectories.jsonl"
+    try:
+        chosen = select_lines(lines, **filters)
+        header = render_header(d, len(chosen), len(lines))
+    except (AttributeError, TypeError, ValueError, KeyError) as e:
+        raise ValueError(f"{where}: malformed episode lines ({type(e).__name__})") from None
+    con.print(header)
     for x in chosen:
-        con.print(render_episode(x))
+        try:  # (a line of the wrong shape, e.g. edited by hand: one line, not a traceback)
+            panel = render_episode(x)
+        except (AttributeError, TypeError, ValueError, KeyError) as e:
+            task = str(x.get("task_id"))[:80] if isinstance(x, Mapping) else "?"
+            raise ValueError(
+                f"{where}: episode {task!r} is malformed ({type(e).__name__}: "
+                f"{str(e)[:120]}): a field has the wrong type"
+            ) from None
+        con.print(panel)
     return len(chosen)
 
 

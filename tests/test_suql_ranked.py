@@ -99,7 +99,7 @@ class _SlowEmbedder(HashingEmbedder):
     name = "slow"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        time.sleep(0.2)
+        time.sleep(1.0)
         return super()._encode(texts)
 
 
@@ -110,7 +110,9 @@ def test_slow_embedder_costs_calls_not_the_result(tmp_path: Path) -> None:
     with using(backend="offline", embedder="hashing") as cfg:
         cfg._embedder = emb
         cfg.cached.clear()
-        with img.session(False, SessionLimits(timeout_s=0.9)) as s:
+        # (slow calls of 1 s and a 5 s budget: the prewarm stops at half of it, a few calls and
+        # long before all 1,500 rows, and the rest has 2.5 s for its CPU work on a busy machine)
+        with img.session(False, SessionLimits(timeout_s=5.0)) as s:
             res = s.execute(Q)
     assert res.ok, res.error  # within the statement's budget despite the slow embedder
     assert {r[0] for r in res.rows} == ROMANTIC

@@ -28,8 +28,16 @@ Contract
   is stopped with nothing changed and taken on the session's own thread, like every other
   step): values, patterns and results are capped inline, so one step holds the loop up about
   the slice plus the slice guard's tick at most.
-- Bounded: at most ``max_sessions`` live sessions (WebSocket and HTTP each), idle sessions
-  closed after ``idle_timeout_s``; a malformed message gets an error response, never a crash.
+- Bounded (see :mod:`~clarisql.envs.server.sessions`, :mod:`~clarisql.envs.server.websocket`,
+  :mod:`~clarisql.envs.server.transport` and ``docs/hardening.md``): at most ``max_sessions``
+  live environments over every path together (a counted slot from before an environment is
+  built until its ``close()`` returned); reset options checked before a session exists; message
+  and body sizes checked before parsing, and values counted before ``json.loads``; large
+  messages parsed and replies serialised off the event loop; every WebSocket frame answered
+  (malformed ones with an ``error``, the session lives on); idle sessions reaped on a timer and
+  reported as expired with their record (``410`` / ``SESSION_EXPIRED``), never ``done`` with a
+  reward; slow clients cut at a request-head deadline; new sessions refused over a memory
+  budget.
 
 Needs the ``serve`` extra (openenv-core, fastapi, uvicorn, websockets); ``clarisql serve``
 (:mod:`clarisql.envs.server.commands`) starts it. Depends on ``clarisql.envs`` only.

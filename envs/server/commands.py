@@ -82,6 +82,18 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         help="take a WebSocket step that runs one read statement on the event loop when its "
         "SQL finishes within this many ms (else on a thread); 0: every step on a thread",
     )
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=1 << 20,
+        help="largest WebSocket message / HTTP body taken (refused with an error past it)",
+    )
+    p.add_argument(
+        "--memory-budget-mb",
+        type=float,
+        default=None,
+        help="refuse new sessions while the server's memory is above this (default: 80%% of RAM)",
+    )
     p.set_defaults(func=_serve)
 
 
@@ -138,6 +150,17 @@ def _serve(args: argparse.Namespace) -> int:
     from clarisql.cli import UserError
 
     t0 = time.monotonic()
+    if args.idle_timeout < 0:
+        raise UserError(
+            f"--idle-timeout must be >= 0 seconds (0: never), got {args.idle_timeout:g}"
+        )
+    env_kwargs = _env_args(args.env_arg)
+    if args.rewards:
+        env_kwargs["reward"] = args.rewards
+    try:
+        config = _config(args, env_kwargs)
+    except ValueError as e:  # checked before the suite is loaded or a port opened
+        raise UserError(f"clarisql serve: {e}") from e
     print("clarisql serve: loading the server (openenv-core, fastapi) ...", flush=True)
     try:
         app_mod = _import_server()
@@ -146,22 +169,6 @@ def _serve(args: argparse.Namespace) -> int:
         raise UserError(
             f"clarisql serve needs the serve extra (pip install 'clarisql[serve]'): {e}"
         ) from e
-    from clarisql.envs.server.config import ServeConfig
-
-    env_kwargs = _env_args(args.env_arg)
-    if args.rewards:
-        env_kwargs["reward"] = args.rewards
-    config = ServeConfig(
-        suite=args.suite,
-        suite_kwargs={"data": args.data} if args.data else {},
-        env_kwargs=env_kwargs,
-        host=args.host,
-        port=args.port,
-        max_sessions=args.max_sessions,
-        idle_timeout_s=args.idle_timeout or None,
-        ws_compression=args.ws_compression,
-        inline_slice_ms=args.inline_slice_ms,
-    )
     _say(f"loading suite {config.suite!r} ...", t0)
     try:
         app = app_mod.make_app(config)
@@ -177,7 +184,28 @@ def _serve(args: argparse.Namespace) -> int:
             _say(f"ready on http://{config.host}:{config.port} (OpenEnv /ws, /sessions)", t0)
 
     threading.Thread(target=announce, daemon=True, name="clarisql-serve-ready").start()
-    server.run()
+    try:
+        server.run()
+    except OSError as e:  # (the port is taken, or not ours to bind)
+        raise UserError(f"clarisql serve: cannot listen on {config.host}:{config.port}: {e}") from e
     if not server.started:
         raise UserError(f"the server could not start on {config.host}:{config.port}")
     return 0
+
+
+def _config(args: argparse.Namespace, env_kwargs: dict):
+    from clarisql.envs.server.config import ServeConfig
+
+    return ServeConfig(
+        suite=args.suite,
+        suite_kwargs={"data": args.data} if args.data else {},
+        env_kwargs=env_kwargs,
+        host=args.host,
+        port=args.port,
+        max_sessions=args.max_sessions,
+        idle_timeout_s=args.idle_timeout or None,
+        ws_compression=args.ws_compression,
+        inline_slice_ms=args.inline_slice_ms,
+        max_message_bytes=args.max_message_bytes,
+        memory_budget_mb=args.memory_budget_mb,
+    )

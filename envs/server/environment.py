@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import uuid
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from clarisql.envs.server.models import (
     construct_observation,
     jsonable,
 )
+from clarisql.envs.server.options import check_reset_options
+from clarisql.envs.server.sessions import Slot, Slots
 from clarisql.envs.suites import Suite, load_suite
 
 
@@ -48,8 +51,15 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, make_env: Callable[[], ClarifySQLEnv], inline_slice_s: float = 0.0):
+    def __init__(
+        self,
+        make_env: Callable[[], ClarifySQLEnv],
+        inline_slice_s: float = 0.0,
+        slot: Slot | None = None,
+    ):
         super().__init__()
+        #: the counted slot this session holds until close() has returned (see sessions.Slots)
+        self._slot = slot
         self._env = make_env()
         self._inline_slice_s = inline_slice_s
         #: the session's own thread for the steps not taken inline (made on first use), as
@@ -80,6 +90,13 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
             options["task_id"] = task_id
         if task_index is not None:
             options["task_index"] = task_index
+        task_ids = getattr(self, "_task_ids", None)
+        if task_ids is None:
+            task_ids = self._task_ids = _TaskIds(self._env.suite)
+        check_reset_options(
+            {"seed": seed, "episode_id": episode_id, "task_id": task_id, "task_index": task_index},
+            task_ids,
+        )
         with self._lock:
             obs, info = self._env.reset(seed=seed, options=options or None)
             self._episode_id = episode_id or uuid.uuid4().hex
@@ -87,6 +104,16 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
             self._deltas = bool(dialogue_deltas)
             self._sent_dialogue = obs.get("dialogue", "")
             return _observation(obs, 0.0, False, False, info)
+
+    async def reset_async(self, **kwargs: Any) -> ClarisqlObservation:
+        """``reset`` on the session's own thread (a reset builds an episode: never on the loop)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor(), functools.partial(self.reset, **kwargs))
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clarisql-step")
+        return self._thread
 
     def step(
         self, action: ClarisqlAction, timeout_s: float | None = None, **kwargs: Any
@@ -96,9 +123,15 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
             return self._observe(self._env.step(act))
 
     async def step_async(
-        self, action: ClarisqlAction, timeout_s: float | None = None, **kwargs: Any
+        self,
+        action: ClarisqlAction,
+        timeout_s: float | None = None,
+        inline: bool = True,
+        **kwargs: Any,
     ) -> ClarisqlObservation:
-        if self._inline_slice_s > 0 and self._lock.acquire(blocking=False):
+        """``step`` for an event loop: inline when quick (and ``inline``: the caller says the
+        message was small), else on the session's own thread."""
+        if inline and self._inline_slice_s > 0 and self._lock.acquire(blocking=False):
             try:
                 act = action.to_env_action() if isinstance(action, ClarisqlAction) else action
                 out = self._env.step_inline(act, self._inline_slice_s)
@@ -106,10 +139,8 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
                     return self._observe(out)
             finally:
                 self._lock.release()
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clarisql-step")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._thread, self.step, action)
+        return await loop.run_in_executor(self._executor(), self.step, action)
 
     def _observe(self, out: tuple) -> ClarisqlObservation:
         """The wire observation of one step's ``(obs, reward, terminated, truncated, info)``
@@ -156,10 +187,14 @@ class ClarisqlEnvironment(Environment[ClarisqlAction, ClarisqlObservation, Clari
         )
 
     def close(self) -> None:
-        with self._lock:  # (a step may still run on the session's thread: closed after it)
-            self._env.close()
-        if self._thread is not None:
-            self._thread.shutdown(wait=False)
+        try:
+            with self._lock:  # (a step may still run on the session's thread: closed after it)
+                self._env.close()
+            if self._thread is not None:
+                self._thread.shutdown(wait=False)
+        finally:
+            if self._slot is not None:  # counted until provably closed
+                self._slot.release()
 
 
 def _observation(
@@ -190,14 +225,43 @@ def _observation(
     )
 
 
-def env_factory(config: ServeConfig) -> Callable[[], ClarisqlEnvironment]:
-    """A factory of sessions; the suite is loaded once here and shared by every session."""
-    suite: Suite = load_suite(config.suite, **dict(config.suite_kwargs))
-    env_kwargs = dict(config.env_kwargs)
-    inline_slice_s = max(0.0, config.inline_slice_ms) / 1000.0
+class _TaskIds:
+    """A suite's task ids and count, computed once (reset options are checked against them)."""
 
-    def make() -> ClarisqlEnvironment:
-        return ClarisqlEnvironment(lambda: ClarifySQLEnv(suite, **env_kwargs), inline_slice_s)
+    def __init__(self, suite: Suite):
+        self.count = len(suite.tasks)
+        self.ids = frozenset(t.id for t in suite.tasks)
 
-    make().close()  # fail at start-up, not in the first session, on bad env arguments
-    return make
+
+class SessionFactory:
+    """Makes counted sessions: each takes a slot of ``slots`` before it is built (refused with
+    :class:`~clarisql.envs.server.sessions.AtCapacity`) and gives it back when closed. The suite
+    is loaded once and shared by every session."""
+
+    def __init__(self, config: ServeConfig, slots: Slots | None = None):
+        self.suite: Suite = load_suite(config.suite, **dict(config.suite_kwargs))
+        self.task_ids = _TaskIds(self.suite)
+        self.slots = slots or Slots(config.max_sessions, config.memory_budget_bytes())
+        self._env_kwargs = dict(config.env_kwargs)
+        self._inline_slice_s = max(0.0, config.inline_slice_ms) / 1000.0
+        ClarisqlEnvironment(self._make_env).close()  # fail at start-up on bad env arguments
+        self.__name__ = "clarisql_session"  # (OpenEnv names the factory in its errors)
+
+    def _make_env(self) -> ClarifySQLEnv:
+        return ClarifySQLEnv(self.suite, **self._env_kwargs)
+
+    def __call__(self) -> ClarisqlEnvironment:
+        slot = self.slots.acquire()
+        try:
+            env = ClarisqlEnvironment(self._make_env, self._inline_slice_s, slot)
+        except BaseException:
+            slot.release()
+            raise
+        env._task_ids = self.task_ids
+        self.slots.bind(env, slot)
+        return env
+
+
+def env_factory(config: ServeConfig) -> SessionFactory:
+    """A factory of counted sessions (see :class:`SessionFactory`)."""
+    return SessionFactory(config)

@@ -119,6 +119,11 @@ def file_suite(path: str | Path) -> Suite:
             raise TaskFormatError(
                 f"{p}: task {t.id!r}: database path {dbp} is a directory, not a database file"
             )
+        if dbp.exists() and not dbp.is_file():  # a device, FIFO or socket: never opened
+            raise TaskFormatError(
+                f"{p}: task {t.id!r}: database path {dbp} is not a regular file "
+                "(a device, FIFO or socket)"
+            )
         if not dbp.is_file():
             raise TaskFormatError(f"{p}: task {t.id!r}: database file {dbp} does not exist")
         dbs[t.db] = DatabaseSpec(name=t.db, path=dbp.resolve())

@@ -189,7 +189,7 @@ def _defer_projection(select: exp.Select, plan: Plan) -> None:
     if shape is None or not _order_is_structural(select):
         return
     _, _, table = shape
-    inner = exp.select("*").from_(table.copy())
+    inner = _all_from(select, table)
     if where is not None:
         inner = inner.where(where.this.copy())
     inner = inner.order_by(*[o.copy() for o in select.args["order"].expressions])
@@ -201,6 +201,24 @@ def _defer_projection(select: exp.Select, plan: Plan) -> None:
     key = "from_" if "from_" in select.args else "from"
     select.set(key, exp.From(this=inner.subquery(table.alias_or_name)))
     plan.steps.append("deferred-projection")
+
+
+_ROWID_NAMES = ("rowid", "oid", "_rowid_")
+
+
+def _all_from(select: exp.Select, table: exp.Table) -> exp.Select:
+    """``SELECT * FROM table`` for a subquery standing in for ``table`` in ``select``, also
+    passing on the row-id names (``rowid``, ``oid``, ``_rowid_``) that ``select`` uses: ``*``
+    leaves them out, and the rewrite must keep valid SQLite valid. (On a table that declares a
+    column of that name the name means the column, in the subquery as outside it.)"""
+    used = {
+        c.name.lower()
+        for c in select.find_all(exp.Column)
+        if isinstance(c.this, exp.Identifier) and c.find_ancestor(exp.Select) is select
+    }
+    keep = [n for n in _ROWID_NAMES if n in used]
+    items = [exp.alias_(exp.column(n), n) for n in keep]
+    return exp.select(*items, exp.Star()).from_(table.copy())
 
 
 def _int_literal(node: exp.Expression | None) -> int | None:
@@ -248,7 +266,7 @@ def _lazy(
     structural = None
     if all(s for s, _ in disjuncts):
         structural = exp.or_(*[exp.paren(_and(s), copy=False) for s, _ in disjuncts])
-    inner = exp.select("*").from_(table.copy())
+    inner = _all_from(select, table)
     if structural is not None:
         inner = inner.where(structural.copy())
     questions = []

@@ -17,6 +17,10 @@ Contract
   source, a folder without CSV files, a CSV file that does not parse (NUL bytes, a row with more
   fields than the header, no header), a file that is not SQLite or is corrupt, a lake without
   tables.
+- Input is bounded: a CSV value longer than :data:`MAX_FIELD_CHARS` or a header with more than
+  :data:`MAX_COLUMNS` columns is refused with one line (before any row is loaded). Source names
+  are plain paths, never URIs: ``%2F``, ``#`` and ``?`` in a file name are characters of the
+  name (SQLite is given a percent-encoded ``file:`` URI of the resolved path, read-only).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import apsw
 import sqlite_utils
@@ -38,7 +43,15 @@ from clarisql.envs.synth.types import quote_ident
 LAKE_FILE = "lake.sqlite"
 CSV_SUFFIXES = (".csv", ".tsv")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-csv.field_size_limit(1 << 24)
+#: Longest CSV value taken (longer: the file is refused); wider tables are refused too.
+MAX_FIELD_CHARS = 1 << 17
+MAX_COLUMNS = 1000
+csv.field_size_limit(MAX_FIELD_CHARS)
+
+
+def _ro_uri(path: Path) -> str:
+    """A read-only SQLite URI naming exactly ``path`` (every URI-special character escaped)."""
+    return "file:" + quote(str(path.resolve()), safe="/") + "?mode=ro"
 
 
 def table_name(stem: str, taken: set[str]) -> str:
@@ -108,6 +121,14 @@ def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]]
     except StopIteration:
         fh.close()
         raise SynthError(f"CSV file {path} is empty (no header row)") from None
+    except csv.Error as e:
+        fh.close()
+        raise SynthError(f"CSV file {path} does not parse: {_csv_problem(e)}") from None
+    if len(header) > MAX_COLUMNS:
+        fh.close()
+        raise SynthError(
+            f"CSV file {path} has {len(header)} columns: at most {MAX_COLUMNS} are taken"
+        )
     cols = _clean_headers(header)
 
     def rows() -> Iterator[list[str]]:
@@ -129,6 +150,13 @@ def _open_csv(path: Path, encoding: str) -> tuple[list[str], Iterator[list[str]]
             )
 
     return cols, rows(), fh
+
+
+def _csv_problem(e: csv.Error) -> str:
+    text = str(e)
+    if "field limit" in text:
+        return f"a value is longer than {MAX_FIELD_CHARS} characters (MAX_FIELD_CHARS)"
+    return text
 
 
 def _detect(path: Path) -> tuple[str, list[str], list[str], int]:
@@ -160,7 +188,7 @@ def _detect(path: Path) -> tuple[str, list[str], list[str], int]:
         except UnicodeDecodeError:
             continue
         except csv.Error as e:
-            raise SynthError(f"CSV file {path} does not parse: {e}") from None
+            raise SynthError(f"CSV file {path} does not parse: {_csv_problem(e)}") from None
     raise SynthError(f"CSV file {path} does not parse: unknown text encoding")  # pragma: no cover
 
 
@@ -218,9 +246,7 @@ def _user_tables(conn: apsw.Connection, schema: str = "main") -> list[str]:
 def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None:
     _check_sqlite(path)
     try:
-        src = apsw.Connection(
-            f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-        )
+        src = apsw.Connection(_ro_uri(path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
             (ok,) = src.execute("PRAGMA quick_check").fetchone()
             if ok != "ok":
@@ -240,7 +266,7 @@ def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None
             flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI,
         )
         try:
-            dst.execute("ATTACH DATABASE ? AS src", (f"file:{path}?mode=ro",))
+            dst.execute("ATTACH DATABASE ? AS src", (_ro_uri(path),))
             for t in _user_tables(dst, "src"):
                 new = t if t.lower() not in taken else table_name(t, taken)
                 taken.add(new.lower())
@@ -308,4 +334,4 @@ def _build(paths: list[Path], target: Path) -> None:
         conn.close()
 
 
-__all__ = ["CSV_SUFFIXES", "LAKE_FILE", "ingest", "table_name"]
+__all__ = ["CSV_SUFFIXES", "LAKE_FILE", "MAX_COLUMNS", "MAX_FIELD_CHARS", "ingest", "table_name"]

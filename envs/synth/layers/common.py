@@ -53,7 +53,9 @@ def sql_lit(v: Any) -> str:
 def human(name: str) -> str:
     """A column or table name as words: ``BillingCountry`` / ``billing_country`` -> ``billing country``."""
     s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", s)
+    # (a lookaround, not "([A-Z]+)([A-Z][a-z])": the same splits in linear time; that one
+    # backtracked quadratically on a long run of capitals, 27 s for 40,000)
+    s = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", s)
     return " ".join(re.split(r"[_\W]+", s)).strip().lower() or name
 
 
