@@ -14,9 +14,10 @@ Each comparison is scored twice on the test suite, as balanced accuracy (the mea
 classes' recalls, so 0.5 is chance whatever the class sizes; the better of the two classifiers):
 
 - ``pairs`` (the bounded number): every positive task against its nearest answerable look-alike
-  (the well-specified task whose utterance shares the most words with it, each used once). Where
-  the suite is written as minimal pairs the look-alike is the twin; where it is not, it is the
-  closest phrasing the suite has. If even look-alikes are told apart, the words decide.
+  (the well-specified task whose utterance shares the most words with it, each used once), the
+  classifier trained the same way on the training suite. Where the suite is written as minimal
+  pairs the look-alike is the twin; where it is not, it is the closest phrasing the suite has.
+  If even look-alikes are told apart, the words decide.
 - ``all``: every positive task against every well-specified task (a template that only answerable
   questions use is told apart here without being a leak: the agent must still look at the schema
   for the shared ones).
@@ -43,6 +44,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from clarisql.envs.tasks import Task, load_tasks
 
@@ -100,20 +102,20 @@ def look_alikes(pos: Sequence[str], neg: Sequence[str]) -> list[str]:
     return out
 
 
-def classifiers() -> dict[str, object]:
-    """The cheats tried; each comparison reports the best of them (word unigrams resist the
-    noise of random bigrams, bigrams catch phrase-level cues)."""
+def classifiers() -> dict[str, Callable[[], Any]]:
+    """The cheats tried (factories); each comparison reports the best of them (word unigrams
+    resist the noise of random bigrams, bigrams catch phrase-level cues)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    return {
-        f"tfidf{n}-lr": make_pipeline(
+    def make(n: int) -> Callable[[], Any]:
+        return lambda: make_pipeline(
             TfidfVectorizer(ngram_range=(1, n), lowercase=True, sublinear_tf=True),
             LogisticRegression(max_iter=2000, class_weight="balanced", C=10.0),
         )
-        for n in (1, 2)
-    }
+
+    return {f"tfidf{n}-lr": make(n) for n in (1, 2)}
 
 
 def balanced_accuracy(y_true: Sequence[int], y_pred: Sequence[int]) -> float:
@@ -142,9 +144,13 @@ def probe_texts(
     y_all = [1] * len(test_pos) + [0] * len(test_neg)
     twins = look_alikes(test_pos, test_neg)
     y_pairs = [1] * len(test_pos) + [0] * len(twins)
-    for name, clf in classifiers().items():
+    train_twins = look_alikes(train_pos, train_neg)
+    for name, make in classifiers().items():
+        clf = make()  # trained on everything, scored on everything
         clf.fit([*train_pos, *train_neg], [1] * len(train_pos) + [0] * len(train_neg))
         a = round(balanced_accuracy(y_all, list(clf.predict([*test_pos, *test_neg]))), 3)
+        clf = make()  # trained on the look-alike pairs, scored on the look-alike pairs
+        clf.fit([*train_pos, *train_twins], [1] * len(train_pos) + [0] * len(train_twins))
         p = round(balanced_accuracy(y_pairs, list(clf.predict([*test_pos, *twins]))), 3)
         if out["pairs"] is None or p > out["pairs"]:  # type: ignore[operator]
             out["pairs"], out["classifier"] = p, name

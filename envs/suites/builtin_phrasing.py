@@ -175,6 +175,18 @@ class BuiltinBase:
             return None
         return cand
 
+    def family_surface(self, name: str) -> str | None:
+        """A look-alike family's common name for ``name`` (a company without its family word,
+        a project without its wing), or ``None`` if ``name`` has no family: the surface of a
+        ``not-exist`` read, which several names fit equally well."""
+        co = self.company.get(name)
+        if co is not None:
+            return co.family
+        for tail in N.PROJECT_FAMILY_TAILS:
+            if name.endswith(" " + tail):
+                return name[: -len(tail) - 1]
+        return None
+
     def surface(self, q: Q) -> str | None:
         assert q.ent is not None
         if q.ent_slot == "project":

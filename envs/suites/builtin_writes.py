@@ -402,7 +402,7 @@ class BuiltinMakers(Clarify):
         got = self.scope_loc("Error", "district")
         if got is None:
             return None
-        gold_d, naive_d, _, loc_text, us = got
+        gold_d, naive_d, _, loc_text, us, _ = got
         pj = project_name(rng, set(self.w.projects))
         dev = rng.choice(self.w.developers)
         tail, ins = self.sale_insert(gold_d.sales, pj, dev, "residential", "completed")
