@@ -19,7 +19,8 @@ Contract
 The database (in the spirit of ODUTQA-MDC, where choosing the table is part of the task)
 - ``property_sales_<city>_<district>`` and ``land_auctions_<city>_<district>``: one table per city
   and district (8 invented cities with 4-6 districts each; district names repeat across cities);
-- ``enterprise_finance_<year>`` for 2019-2022 (about 60 enterprises with long official names,
+- ``enterprise_finance_<year>`` for four consecutive years (2018-2021, 2019-2022 or 2020-2023,
+  by seed; about 60 enterprises with long official names,
   money in millions);
 - ``cities`` and ``districts`` reference tables.
 
@@ -90,7 +91,7 @@ DESCRIPTION = (
     "are kept in one table per city and district: property_sales_<city>_<district> and "
     "land_auctions_<city>_<district> (lower_snake_case names, e.g. property_sales_riverton_old_town"
     "); the cities and districts tables list them. Enterprise finance is kept in one table per "
-    "year: enterprise_finance_2019 ... enterprise_finance_2022 (revenue, net_profit, total_assets "
+    "year: enterprise_finance_<year>, four consecutive years (revenue, net_profit, total_assets "
     "and total_liabilities in millions). Prices are in the local currency: unit_price is per "
     "square metre, total_price, reserve_price and winning_bid are totals; areas are in square "
     "metres."

@@ -19,16 +19,13 @@ from typing import Any
 
 from clarisql.envs.explorers import Candidate, unrankable, value_stats
 from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District, possessive, sql_str
+from clarisql.envs.suites.builtin_db import District, possessive, sql_str
 from clarisql.envs.suites.builtin_intents import Intents
 from clarisql.envs.suites.builtin_phrasing import ENT, Q, nearest_year
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.synth.verify import same_answer
 from clarisql.envs.tasks import Label, Underspec
 
-#: The surface of an Unmatch year: no finance table has it; 2020 and 2021 stay tied for every
-#: explorer (2022 is as close by edit distance but has fewer rows; 2019 is the first table).
-UNMATCH_YEAR = 2023
 #: Readings whose answers are compared per unclear part (bounds the queries a draft costs).
 MAX_READINGS = 6
 
@@ -82,7 +79,7 @@ class Clarify(Intents):
             Candidate(
                 str(y), i + 1, self.rows(f"SELECT COUNT(*) FROM enterprise_finance_{y}")[0][0]
             )
-            for i, y in enumerate(FIN_YEARS)
+            for i, y in enumerate(self.years)
         ]
 
     @staticmethod
@@ -232,20 +229,22 @@ class Clarify(Intents):
         question."""
         cands = self.year_cands()
         if kind == "Missing":
-            naive = FIN_YEARS[-1]
-            got = self.pick_gold(None, cands, [str(y) for y in FIN_YEARS[:-1]])
+            naive = self.years[-1]
+            got = self.pick_gold(None, cands, [str(y) for y in self.years[:-1]])
             if got is None:
                 return None
             y = int(got[0])
             us = Underspec(Label("Missing", "", "year"), str(y))
             return y, naive, "", us, [int(x) for x in got[1]]
-        s = str(UNMATCH_YEAR)
-        got = self.pick_gold(s, cands, [str(y) for y in FIN_YEARS])
+        # a year next to the table years (other seeds' databases have it): the readings no
+        # explorer separates (as close, as many rows, not the first table) stay
+        s = str(self.rng.choice((self.years[0] - 1, self.years[-1] + 1)))
+        got = self.pick_gold(s, cands, [str(y) for y in self.years])
         if got is None:
             return None
         y = int(got[0])
         us = Underspec(Label("Unmatch", s, "year"), str(y))
-        return y, nearest_year(s), self.year_phrase(s), us, [int(x) for x in got[1]]
+        return y, nearest_year(s, self.years), self.year_phrase(s), us, [int(x) for x in got[1]]
 
     def from_makers(self, kind: str) -> list[Callable[[], DomainDraft | None]]:
         def loc(slot: str) -> Callable[[], DomainDraft | None]:
@@ -305,7 +304,7 @@ class Clarify(Intents):
     # ========================================================================================
     def where_makers(self) -> list[Callable[[], DomainDraft | None]]:
         def fin() -> DomainDraft | None:
-            y = self.rng.choice(FIN_YEARS)
+            y = self.rng.choice(self.years)
             t = f"enterprise_finance_{y}"
             q = self.fin_company_q(self.fin_company(y))
             s = self.name_part(q, t)
@@ -367,7 +366,7 @@ class Clarify(Intents):
         def make() -> DomainDraft | None:
             readings: list[int] = []
             if scope is None:
-                gy = ny = self.rng.choice(FIN_YEARS)
+                gy = ny = self.rng.choice(self.years)
                 phrase = self.year_phrase(gy)
                 uss: list[Underspec] = []
             else:
@@ -472,4 +471,4 @@ class Clarify(Intents):
         return make
 
 
-__all__ = ["Clarify", "UNMATCH_YEAR"]
+__all__ = ["Clarify"]

@@ -19,7 +19,10 @@ import sqlite_utils
 
 from clarisql.envs.suites import builtin_names as N
 
+#: The default finance years; each seed's database covers four consecutive years starting at
+#: one of :data:`FIN_STARTS` (``World.fin_years``), so a year's existence is the database's call.
 FIN_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022)
+FIN_STARTS: tuple[int, ...] = (2018, 2019, 2020)
 SALE_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022, 2023)
 N_CITIES = 8
 
@@ -67,6 +70,8 @@ class World:
     developers: list[str]
     projects: list[str]
     tables: list[str]
+    #: the years that have an enterprise_finance_<year> table (four consecutive years)
+    fin_years: tuple[int, ...] = FIN_YEARS
     #: the optional attributes (:data:`builtin_names.OPTIONAL_ATTRS`) this seed's tables have
     attrs: tuple[str, ...] = ()
 
@@ -109,6 +114,8 @@ def _make_companies(rng: random.Random, cities: list[str]) -> list[Company]:
                 prefix = rng.choice(brands)
                 city = rng.choice(cities)
             stem = f"{prefix} {core}"
+            if rng.random() < 0.5:  # a family word in any name, so a family's common name
+                stem = f"{stem} {rng.choice(N.FAMILY_WORDS)}"  # looks like any other name
             if stem in stems:
                 continue
             suffix = rng.choice(N.LEGAL_SUFFIXES)
@@ -118,7 +125,7 @@ def _make_companies(rng: random.Random, cities: list[str]) -> list[Company]:
                 suffix = "Co., Ltd."
             stems.add(stem)
             if count - made >= 3 and rng.random() < 0.2:  # a family of three look-alikes
-                words = rng.sample([w for w in N.FAMILY_WORDS if w not in stem + suffix], 3)
+                words = rng.sample([w for w in N.FAMILY_WORDS if w not in stem], 3)
                 family = f"{stem} {suffix}"
                 for w in sorted(words):
                     companies.append(
@@ -133,12 +140,14 @@ def _make_companies(rng: random.Random, cities: list[str]) -> list[Company]:
     return companies
 
 
-def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, list[dict]]:
-    by_year: dict[int, list[dict]] = {y: [] for y in FIN_YEARS}
+def _finance_rows(
+    rng: random.Random, companies: list[Company], years: tuple[int, ...]
+) -> dict[int, list[dict]]:
+    by_year: dict[int, list[dict]] = {y: [] for y in years}
     order = list(range(len(companies)))
     rng.shuffle(order)
-    late = set(order[:3])  # listed in 2020: no 2019 row
-    unfiled = set(order[3:7])  # 2022 figures not filed yet: no 2022 row
+    late = set(order[:3])  # listed in the second year: no first-year row
+    unfiled = set(order[3:7])  # the last year's figures not filed yet: no last-year row
     for i, co in enumerate(companies):
         scale = 10 ** rng.uniform(2.3, 4.7)
         margin = rng.uniform(-0.04, 0.2)
@@ -147,7 +156,7 @@ def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, lis
         )
         debt = rng.uniform(0.3, 0.88)
         per_emp = rng.uniform(0.3, 2.5)
-        for year in FIN_YEARS:
+        for year in years:
             scale *= rng.uniform(0.85, 1.25)
             m = margin + rng.uniform(-0.05, 0.05)
             assets = scale * leverage * rng.uniform(0.95, 1.05)
@@ -161,7 +170,7 @@ def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, lis
                 "total_liabilities": round(assets * debt * rng.uniform(0.95, 1.05), 2),
                 "employees": max(40, int(scale / per_emp * rng.uniform(0.95, 1.05))),
             }
-            if (year == 2019 and i in late) or (year == 2022 and i in unfiled):
+            if (year == years[0] and i in late) or (year == years[-1] and i in unfiled):
                 continue
             by_year[year].append(row)
     for rows in by_year.values():
@@ -181,6 +190,8 @@ def project_name(rng: random.Random, taken: set[str]) -> str:
 
 
 def build_database(path: Path, rng: random.Random) -> World:
+    start = rng.choice(FIN_STARTS)
+    fin_years = tuple(range(start, start + 4))
     pool = list(N.CITY_POOL)
     picked = rng.sample(pool, N_CITIES)
     cities = sorted(c[0] for c in picked)
@@ -239,8 +250,8 @@ def build_database(path: Path, rng: random.Random) -> World:
             tables += [d.sales, d.auctions]
     db["districts"].insert_all(dist_rows)
 
-    fin = _finance_rows(rng, companies)
-    for year in FIN_YEARS:
+    fin = _finance_rows(rng, companies, fin_years)
+    for year in fin_years:
         t = f"enterprise_finance_{year}"
         db[t].create(
             {
@@ -277,6 +288,7 @@ def build_database(path: Path, rng: random.Random) -> World:
         projects=sorted(taken_projects & used),
         tables=["cities", "districts", *tables],
         attrs=attrs,
+        fin_years=fin_years,
     )
 
 

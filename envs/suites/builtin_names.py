@@ -242,7 +242,7 @@ UNANSWERABLE: dict[str, tuple[tuple[str, str, str, str], ...]] = {
             "unemployment",
             "place",
             "What is the unemployment rate in {city}?",
-            "SELECT COUNT(*) FROM enterprise_finance_2022 WHERE city = {city}",
+            "SELECT COUNT(*) FROM enterprise_finance_{last} WHERE city = {city}",
         ),
         (
             "tourists",

@@ -319,7 +319,7 @@ class Questions(BuiltinBase):
         if company is None:
             company = self.rng.random() < 0.55
         if company:
-            return self.fin_company_q(self.fin_company(year, also=(2022,)))
+            return self.fin_company_q(self.fin_company(year, also=(self.years[-1],)))
         return self.fin_general_q(year)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, sql_str
+from clarisql.envs.suites.builtin_db import sql_str
 from clarisql.envs.suites.builtin_phrasing import (
     MEASURES,
 )
@@ -67,7 +67,7 @@ class Reads(Questions):
             tpl = rng.choice(N.ATTR_TEMPLATES[tkind])
             expr = col if present else naive
             if tkind == "finance":
-                y = rng.choice(FIN_YEARS)
+                y = rng.choice(self.years)
                 co = self.fin_company(y)
                 t = f"enterprise_finance_{y}"
                 text = tpl.format(a=phrase, v=verb, co=co, yp=self.year_phrase(y))
@@ -131,7 +131,7 @@ class Reads(Questions):
     def _ws_fin_maker(self, company: bool) -> Callable[[], DomainDraft | None]:
 
         def make() -> DomainDraft | None:
-            y = self.rng.choice(FIN_YEARS)
+            y = self.rng.choice(self.years)
             q = self.fin_company_q(self.fin_company(y)) if company else self.fin_general_q(y)
             t = f"enterprise_finance_{y}"
             sql = q.render_sql(t)
@@ -147,7 +147,7 @@ class Reads(Questions):
         return make
 
     def _ws_change(self) -> DomainDraft | None:
-        y1, y2 = sorted(self.rng.sample(FIN_YEARS, 2))
+        y1, y2 = sorted(self.rng.sample(self.years, 2))
         co = self.fin_company(y1, also=(y2,))
         col = self.rng.choice(list(MEASURES))
         t1, t2 = f"enterprise_finance_{y1}", f"enterprise_finance_{y2}"
@@ -182,7 +182,7 @@ class Reads(Questions):
 
     def _ws_cross(self) -> DomainDraft | None:
         d = self.pick_district()
-        y = self.rng.choice(FIN_YEARS)
+        y = self.rng.choice(self.years)
         t = f"enterprise_finance_{y}"
         codes = self.col(f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1")
         if not codes:
@@ -227,7 +227,7 @@ class Reads(Questions):
             d = self.pick_district()
             loc = self.loc(d.city, d.name)
             if scope == "finance":
-                y = rng.choice(FIN_YEARS)
+                y = rng.choice(self.years)
                 co = self.fin_company(y)
                 utterance = text.format(co=co, y=y)
                 sql = (
@@ -248,7 +248,9 @@ class Reads(Questions):
                 sql = f"SELECT {naive} FROM {d.auctions} WHERE parcel_code = '{code}'"
             else:
                 utterance = text.format(city=d.city, district=d.name, loc=loc)
-                sql = naive.format(sales=d.sales, auctions=d.auctions, city=sql_str(d.city))
+                sql = naive.format(
+                    sales=d.sales, auctions=d.auctions, city=sql_str(d.city), last=self.years[-1]
+                )
             return DomainDraft(
                 template,
                 f"unanswerable:{kind}",
