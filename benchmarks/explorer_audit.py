@@ -11,6 +11,7 @@ A task *needs no question* when every value label is resolved and it has no inte
 
     python benchmarks/explorer_audit.py --builtin 0
     python benchmarks/explorer_audit.py --suite DIR   # a synthesized suite (tasks.jsonl + lake.sqlite)
+    python benchmarks/explorer_audit.py --name odutqa
 
 The candidate set is the whole column (not only the readings a generator considered), so this is
 an independent check of the generators' own explorer checks.
@@ -130,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--builtin", type=int, default=None, metavar="SEED")
     ap.add_argument("--suite", default=None, help="a folder with tasks.jsonl and one .sqlite")
+    ap.add_argument("--name", default=None, help="a registered suite with one database (odutqa)")
     ap.add_argument("--cache", default=None)
     args = ap.parse_args(argv)
     if args.builtin is not None:
@@ -138,6 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             s = builtin_suite(args.builtin, args.cache or tmp)
             res = audit(s.tasks, s.databases["builtin"].path)
+    elif args.name:
+        from clarisql.envs.suites import load_suite
+
+        s = load_suite(args.name)
+        (spec,) = s.databases.values()
+        res = audit(s.tasks, spec.path)
     elif args.suite:
         folder = Path(args.suite)
         db = next(folder.glob("*.sqlite"))
