@@ -13,9 +13,10 @@ tested on another suite's (another database, or the built-in suite of another se
 Each comparison is scored twice on the test suite, as balanced accuracy (the mean of the two
 classes' recalls, so 0.5 is chance whatever the class sizes; the better of the two classifiers):
 
-- ``pairs`` (the bounded number): every positive task against its nearest answerable look-alike
-  (the well-specified task whose utterance shares the most words with it, each used once), the
-  classifier trained the same way on the training suite. Where the suite is written as minimal
+- ``pairs`` (the bounded number): minimal pairs, every positive task with its nearest answerable
+  look-alike (the well-specified task whose utterance shares the most words with it, at least
+  :data:`MIN_PAIR_SIMILARITY` of them; each task in one pair at most, a side's surplus left out),
+  the classifier trained on the training suite's pairs. ``n pairs`` says how many were found. Where the suite is written as minimal
   pairs the look-alike is the twin; where it is not, it is the closest phrasing the suite has.
   If even look-alikes are told apart, the words decide.
 - ``all``: every positive task against every well-specified task (a template that only answerable
@@ -28,6 +29,7 @@ A regex baseline picks the action (answer / clarify / abstain) from a dozen surf
 Usage (run it ``nice``d: the machine may be shared)::
 
     python benchmarks/wording_probe.py --builtin                  # seeds 1+2 -> seed 0
+    python benchmarks/wording_probe.py --builtin --train-seeds 3,4 --test-seed 5
     python benchmarks/wording_probe.py --suite A/tasks.jsonl --suite B/tasks.jsonl   # A->B, B->A
     python benchmarks/wording_probe.py --builtin --json out.json
 
@@ -81,9 +83,18 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def look_alikes(pos: Sequence[str], neg: Sequence[str]) -> list[str]:
-    """For each positive utterance, the most similar negative one (Jaccard of word sets), each
-    negative used at most once (greedy, most similar pairs first; ties by index)."""
+#: A pair is a minimal pair only if the two utterances share at least this share of their words
+#: (Jaccard): one template, a few words apart. Pairs of different templates say nothing about
+#: whether the words that *differ between twins* give the category away.
+MIN_PAIR_SIMILARITY = 0.3
+
+
+def look_alikes(
+    pos: Sequence[str], neg: Sequence[str], min_similarity: float = MIN_PAIR_SIMILARITY
+) -> list[tuple[str, str]]:
+    """Minimal pairs: each positive utterance with its most similar negative one (Jaccard of word
+    sets, at least ``min_similarity``), greedily, most similar pairs first (ties by index), each
+    utterance in one pair at most; a side's surplus is left unpaired."""
     pw, nw = [_words(p) for p in pos], [_words(n) for n in neg]
     pairs = []
     for i, a in enumerate(pw):
@@ -92,13 +103,15 @@ def look_alikes(pos: Sequence[str], neg: Sequence[str]) -> list[str]:
     pairs.sort()
     took_p: set[int] = set()
     took_n: set[int] = set()
-    out: list[str] = []
-    for _, i, j in pairs:
+    out: list[tuple[str, str]] = []
+    for neg_sim, i, j in pairs:
+        if -neg_sim < min_similarity:
+            break
         if i in took_p or j in took_n:
             continue
         took_p.add(i)
         took_n.add(j)
-        out.append(neg[j])
+        out.append((pos[i], neg[j]))
     return out
 
 
@@ -136,25 +149,42 @@ def probe_texts(
         "train_neg": len(train_neg),
         "test_pos": len(test_pos),
         "test_neg": len(test_neg),
+        "pairs_n": 0,
         "all": None,
         "pairs": None,
     }
     if not train_pos or not train_neg or not test_pos or not test_neg:
         return out
+    if not look_alikes(train_pos, train_neg) or not look_alikes(test_pos, test_neg):
+        return _all_only(out, train_pos, train_neg, test_pos, test_neg)
     y_all = [1] * len(test_pos) + [0] * len(test_neg)
     twins = look_alikes(test_pos, test_neg)
-    y_pairs = [1] * len(test_pos) + [0] * len(twins)
+    test_pairs = [p for p, _ in twins] + [n for _, n in twins]
+    y_pairs = [1] * len(twins) + [0] * len(twins)
     train_twins = look_alikes(train_pos, train_neg)
+    train_pairs = [p for p, _ in train_twins] + [n for _, n in train_twins]
+    out["pairs_n"] = len(twins)
     for name, make in classifiers().items():
         clf = make()  # trained on everything, scored on everything
         clf.fit([*train_pos, *train_neg], [1] * len(train_pos) + [0] * len(train_neg))
         a = round(balanced_accuracy(y_all, list(clf.predict([*test_pos, *test_neg]))), 3)
         clf = make()  # trained on the look-alike pairs, scored on the look-alike pairs
-        clf.fit([*train_pos, *train_twins], [1] * len(train_pos) + [0] * len(train_twins))
-        p = round(balanced_accuracy(y_pairs, list(clf.predict([*test_pos, *twins]))), 3)
+        clf.fit(train_pairs, [1] * len(train_twins) + [0] * len(train_twins))
+        p = round(balanced_accuracy(y_pairs, list(clf.predict(test_pairs))), 3)
         if out["pairs"] is None or p > out["pairs"]:  # type: ignore[operator]
             out["pairs"], out["classifier"] = p, name
         out["all"] = a if out["all"] is None else max(a, out["all"])  # type: ignore[type-var]
+    return out
+
+
+def _all_only(out: dict, train_pos, train_neg, test_pos, test_neg) -> dict:
+    """No minimal pair on one side: only the ``all`` number."""
+    y_all = [1] * len(test_pos) + [0] * len(test_neg)
+    for make in classifiers().values():
+        clf = make()
+        clf.fit([*train_pos, *train_neg], [1] * len(train_pos) + [0] * len(train_neg))
+        a = round(balanced_accuracy(y_all, list(clf.predict([*test_pos, *test_neg]))), 3)
+        out["all"] = a if out["all"] is None else max(a, out["all"])
     return out
 
 
@@ -230,16 +260,21 @@ def suite_tasks(path: str) -> list[Task]:
 
 
 def run(
-    builtin: bool, suites: Sequence[str], cache: Path | None = None
+    builtin: bool,
+    suites: Sequence[str],
+    cache: Path | None = None,
+    train_seeds: Sequence[int] = (1, 2),
+    test_seed: int = 0,
 ) -> dict[str, dict[str, dict]]:
     """{split name: probe_suites result}."""
     out: dict[str, dict[str, dict]] = {}
     if builtin:
         with tempfile.TemporaryDirectory() as tmp:
             c = cache or Path(tmp)
-            train = [*builtin_tasks(1, c), *builtin_tasks(2, c)]
-            test = builtin_tasks(0, c)
-            out["builtin seeds 1+2 -> 0"] = probe_suites(train, test)
+            train = [t for seed in train_seeds for t in builtin_tasks(seed, c)]
+            test = builtin_tasks(test_seed, c)
+            name = f"builtin seeds {'+'.join(map(str, train_seeds))} -> {test_seed}"
+            out[name] = probe_suites(train, test)
     loaded = {s: suite_tasks(s) for s in suites}
     for a in suites:
         for b in suites:
@@ -250,18 +285,19 @@ def run(
 
 def table(results: dict[str, dict[str, dict]]) -> str:
     lines = [
-        "| split | comparison | n test (pos/neg) | pairs | all |",
-        "|---|---|---|---|---|",
+        "| split | comparison | n test (pos/neg) | n pairs | pairs | all |",
+        "|---|---|---|---|---|---|",
     ]
     for split, res in results.items():
         for name in (*BOUNDED, *REPORTED):
             r = res[name]
             tag = name if name in BOUNDED else f"{name} (reported)"
             lines.append(
-                f"| {split} | {tag} | {r['test_pos']}/{r['test_neg']} | {r['pairs']} | {r['all']} |"
+                f"| {split} | {tag} | {r['test_pos']}/{r['test_neg']} | {r['pairs_n']} "
+                f"| {r['pairs']} | {r['all']} |"
             )
         lines.append(
-            f"| {split} | regex action (answer/clarify/abstain) | | | "
+            f"| {split} | regex action (answer/clarify/abstain) | | | | "
             f"{res['regex-action']['balanced_accuracy']} |"
         )
     return "\n".join(lines)
@@ -287,12 +323,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a tasks.jsonl (or a folder holding one); every ordered pair is probed",
     )
     ap.add_argument("--cache", default=None, help="cache folder for the built-in suites")
+    ap.add_argument("--train-seeds", default="1,2", help="built-in seeds to train on")
+    ap.add_argument("--test-seed", type=int, default=0, help="built-in seed to test on")
     ap.add_argument("--json", default=None, help="write the results here too")
     ap.add_argument("--bound", type=float, default=None, help="exit 1 if a pairs number is above")
     args = ap.parse_args(argv)
     if not args.builtin and len(args.suite) < 2:
         ap.error("give --builtin and/or at least two --suite")
-    res = run(args.builtin, args.suite, Path(args.cache) if args.cache else None)
+    seeds = [int(x) for x in args.train_seeds.split(",") if x.strip()]
+    res = run(
+        args.builtin, args.suite, Path(args.cache) if args.cache else None, seeds, args.test_seed
+    )
     print(table(res))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")

@@ -395,6 +395,8 @@ def _create_sales(
         projects.append((project_name(rng, taken), rng.choice(developers), ptype))
     if rng.random() < 0.5:  # a family of look-alike projects: "Jade Garden North Wing", ...
         fam = f"{rng.choice(N.PROJECT_LEADS)} {rng.choice(N.PROJECT_KINDS)}"
+        tail = rng.choice(N.PROJECT_TAILS)  # as often as any project's name has one
+        fam = f"{fam} {tail}" if tail else fam
         tails = rng.sample(N.PROJECT_FAMILY_TAILS, 3)
         names = [f"{fam} {t}" for t in tails]
         if fam not in taken and not any(n in taken for n in names):

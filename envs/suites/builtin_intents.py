@@ -86,7 +86,9 @@ class Intents(Reads):
 
     def _intent_project(self, d: District) -> Q | None:
         rng = self.rng
-        pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+        pj = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+        )
         w = f"WHERE project_name = {ENT}"
         measures = [
             (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
@@ -133,7 +135,9 @@ class Intents(Reads):
 
     def _intent_developer(self, d: District) -> Q | None:
         rng = self.rng
-        dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
+        dev = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
+        )
         w = f"WHERE developer = {ENT}"
         measures = [
             (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
@@ -199,7 +203,7 @@ class Intents(Reads):
         return Q(
             "intent_bidder",
             f"How did {ENT} do at the land auctions {LOC}?",
-            ent=rng.choice(bidders),
+            ent=rng.choice(self.plain(bidders)),
             ent_slot="enterprise",
             measures=measures,
         )

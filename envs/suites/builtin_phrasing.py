@@ -129,7 +129,13 @@ class BuiltinBase:
         names = [
             n for n in self.fin_companies[year] if all(n in self.fin_companies[y] for y in also)
         ]
-        return self.rng.choice(names)
+        return self.rng.choice(self.plain(names))
+
+    def plain(self, names: list[Any]) -> list[Any]:
+        """``names`` without the members of look-alike families (if any are left): questions
+        name those only as the gold of a ``not-exist`` read, so a name in a question reads the
+        same whether it exists or not (a family's common name looks like any other name)."""
+        return [n for n in names if self.family_surface(n) is None] or names
 
     # --- surfaces for not-exist ---------------------------------------------------------------
     def company_surface(self, name: str) -> str | None:

@@ -79,7 +79,9 @@ class Questions(BuiltinBase):
 
     def project_q(self, table: str) -> Q:
         rng = self.rng
-        pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {table} ORDER BY 1"))
+        pj = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT project_name FROM {table} ORDER BY 1"))
+        )
         k = rng.randrange(5)
         where = f"project_name = {ENT}"
         if k == 0:
@@ -116,7 +118,7 @@ class Questions(BuiltinBase):
 
     def developer_q(self, table: str) -> Q:
         rng = self.rng
-        dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {table} ORDER BY 1"))
+        dev = rng.choice(self.plain(self.col(f"SELECT DISTINCT developer FROM {table} ORDER BY 1")))
         k = rng.randrange(3)
         where = f"developer = {ENT}"
         if k == 0:
@@ -199,7 +201,7 @@ class Questions(BuiltinBase):
         )
         if not bidders:
             return None
-        b = rng.choice(bidders)
+        b = rng.choice(self.plain(bidders))
         k = rng.randrange(3)
         where = f"winning_bidder = {ENT}"
         if k == 0:

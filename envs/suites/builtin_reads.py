@@ -40,6 +40,8 @@ class Reads(Questions):
             self._attr_maker("sales", True),
             self._attr_maker("auctions", True),
             self._attr_maker("finance", True),
+            self._attr_maker("sales", True),
+            self._attr_maker("auctions", True),
         ]
 
     # ========================================================================================
@@ -77,7 +79,9 @@ class Reads(Questions):
                 loc = self.loc(d.city, d.name)
                 if tkind == "sales":
                     t = d.sales
-                    pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {t} ORDER BY 1"))
+                    pj = rng.choice(
+                        self.plain(self.col(f"SELECT DISTINCT project_name FROM {t} ORDER BY 1"))
+                    )
                     text = tpl.format(a=phrase, v=verb, pj=pj, loc=loc)
                     sql = (
                         f"SELECT ROUND(AVG({expr}), 2) FROM {t} WHERE project_name = {sql_str(pj)}"
@@ -234,7 +238,9 @@ class Reads(Questions):
                     f"SELECT {naive} FROM enterprise_finance_{y} WHERE company_name = {sql_str(co)}"
                 )
             elif scope == "project":
-                pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+                pj = rng.choice(
+                    self.plain(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+                )
                 utterance = text.format(pj=pj, loc=loc)
                 sql = f"SELECT {naive} FROM {d.sales} WHERE project_name = {sql_str(pj)}"
             elif scope == "parcel":
