@@ -3,7 +3,8 @@
 For every value label of a read task (``not-exist``, ``Error``, ``Unmatch``, ``Missing``) this
 finds a column that holds the gold value (the gold tables first, then any table: a district named
 in the ``districts`` table, a city in ``cities``), takes that column's distinct values as the
-candidate readings (with first rowid and row count) and asks each explorer of
+candidate readings (with first rowid and row count; narrowed to the rows whose other column has
+a value the utterance names, e.g. one city's districts) and asks each explorer of
 :mod:`clarisql.envs.explorers` for its pick given what the user wrote. A label is *resolved*
 when some explorer picks the gold, *ambiguous* when >= 2 readings remain that no explorer
 separates from it. Values found in no column (a year that names a table) are counted apart.
@@ -70,11 +71,29 @@ class Columns:
                 return t, c
         return None
 
-    def values(self, t: str, c: str) -> list:
+    def narrowing(self, t: str, c: str, text: str) -> str:
+        """A condition on another column of ``t`` whose value the utterance names (the longest
+        such value: "one of Brookfield's districts" narrows the districts to Brookfield's)."""
+        best = ""
+        cond = ""
+        low = text.casefold()
+        for t2, c2 in self.cols:
+            if t2 != t or c2 == c:
+                continue
+            vals = self.rows(f"SELECT DISTINCT {_q(c2)} FROM {_q(t)} LIMIT 201")
+            if len(vals) > 200:
+                continue
+            for (v,) in vals:
+                if isinstance(v, str) and len(v) > len(best) and v.casefold() in low:
+                    best, cond = v, f"{_q(c2)} = {_lit(v)}"
+        return cond
+
+    def values(self, t: str, c: str, where: str = "") -> list:
+        w = f" AND {where}" if where else ""
         return [
             r[0]
             for r in self.rows(
-                f"SELECT DISTINCT {_q(c)} FROM {_q(t)} WHERE {_q(c)} IS NOT NULL "
+                f"SELECT DISTINCT {_q(c)} FROM {_q(t)} WHERE {_q(c)} IS NOT NULL{w} "
                 f"ORDER BY 1 LIMIT {MAX_VALUES}"
             )
         ]
@@ -105,10 +124,11 @@ def audit(tasks: Sequence[Task], db: Path) -> dict:
                 c["not found"] += 1
                 all_resolved = False
                 continue
-            vals = cols.values(*where)
+            narrow = cols.narrowing(*where, t.utterance)
+            vals = cols.values(*where, narrow)
             if u.value not in vals:
                 vals = [u.value, *vals]
-            cands = value_stats(cols.rows, _q(where[0]), _q(where[1]), vals)
+            cands = value_stats(cols.rows, _q(where[0]), _q(where[1]), vals, narrow)
             surface = u.label.content or None
             hits = resolved_by(surface, cands, u.value)
             if hits:

@@ -49,7 +49,7 @@ def test_probe_at_chance_on_minimal_pairs() -> None:
 
 
 def test_look_alikes_pick_the_twin() -> None:
-    pos = ["What was the gross profit of Acme in 2020?", "How many tourists visited Avon?"]
+    pos = ["What was the gross profit of Acme in 2020?", "Write a poem about Avon."]
     neg = ["How many sales were recorded in Avon?", "What was the net profit of Acme in 2020?"]
     assert wp.look_alikes(pos, neg) == [(pos[0], neg[1])]  # the other two share too few words
     assert wp.look_alikes(pos, neg, 0.0) == [(pos[0], neg[1]), (pos[1], neg[0])]
