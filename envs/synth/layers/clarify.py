@@ -265,7 +265,7 @@ class _ClarifyGen:
         )
         if exists is None or exists[0][0]:
             return None
-        return gold, surface, cands[:MAX_CANDIDATES]
+        return gold, surface, cands  # every reading: the explorers rank them all
 
     def name_surface(
         self, gold: str, vals: list[str], base: str, col: ColumnProfile
@@ -398,8 +398,7 @@ class _ClarifyGen:
                 return None
             readings["scope"] = [build(base_g, x, e1).sql() for x in keep[:MAX_CANDIDATES]]
         if ent is not None:
-            cands = value_stats(self.rows, qi(gold_table), qi(ent[0].name), ent[3])
-            keep = unrankable(ent[2], cands, ent[1])
+            keep = self.unrankable_values(gold_table, ent[0].name, ent[2], ent[3], ent[1])
             if len(keep) < 2:
                 return None
             readings["name"] = [build(base_g, g_scope, x).sql() for x in keep[:MAX_CANDIDATES]]
@@ -430,6 +429,8 @@ class _ClarifyGen:
     ) -> list[Any]:
         """The values of ``cands`` (of ``table.column``) that no explorer separates from
         ``gold`` given what the user wrote (``surface``; ``None`` for nothing)."""
+        if gold not in cands:
+            cands = [gold, *cands]
         stats = value_stats(self.rows, qi(table), qi(column), cands)
         return unrankable(None if surface is None else show(surface), stats, gold)
 
