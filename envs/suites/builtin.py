@@ -26,9 +26,13 @@ The database (in the spirit of ODUTQA-MDC, where choosing the table is part of t
 
 The tasks (ids ``builtin/0001`` ...), shuffled: well-specified reads, ``select`` (intent
 underspecified), ``from`` (Missing / Error / Unmatch scope triples for the city, district and year
-slots), ``where`` (abbreviated or misspelled enterprise and project names: ``not-exist``),
-``mixed``, the five TrustSQL unanswerable kinds, and ``write`` (golden action lists, some with
-underspecifications). Every task's ``metadata`` holds ``template``, ``tables`` (gold tables read or
+slots), ``where`` (the common name of a look-alike family of enterprises or projects:
+``not-exist``), ``mixed``, the five TrustSQL unanswerable kinds, and ``write`` (golden action
+lists, some with underspecifications). Wording gives nothing away where the database decides:
+which optional attributes and finance years exist varies by seed, and the answerable and
+unanswerable (or value-unclear) questions share their templates (minimal pairs). Every
+underspecified read leaves >= 2 readings that no explorer (:mod:`clarisql.envs.explorers`) can
+rank (:mod:`.builtin_clarify`). Every task's ``metadata`` holds ``template``, ``tables`` (gold tables read or
 written) and ``naive_sql`` (reads) or ``naive_actions`` (writes): what an agent that answers the
 question as asked, without clarifying, would run.
 
