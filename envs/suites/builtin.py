@@ -19,15 +19,20 @@ Contract
 The database (in the spirit of ODUTQA-MDC, where choosing the table is part of the task)
 - ``property_sales_<city>_<district>`` and ``land_auctions_<city>_<district>``: one table per city
   and district (8 invented cities with 4-6 districts each; district names repeat across cities);
-- ``enterprise_finance_<year>`` for 2019-2022 (about 60 enterprises with long official names,
+- ``enterprise_finance_<year>`` for four consecutive years (2018-2021, 2019-2022 or 2020-2023,
+  by seed; about 60 enterprises with long official names,
   money in millions);
 - ``cities`` and ``districts`` reference tables.
 
 The tasks (ids ``builtin/0001`` ...), shuffled: well-specified reads, ``select`` (intent
 underspecified), ``from`` (Missing / Error / Unmatch scope triples for the city, district and year
-slots), ``where`` (abbreviated or misspelled enterprise and project names: ``not-exist``),
-``mixed``, the five TrustSQL unanswerable kinds, and ``write`` (golden action lists, some with
-underspecifications). Every task's ``metadata`` holds ``template``, ``tables`` (gold tables read or
+slots), ``where`` (the common name of a look-alike family of enterprises or projects:
+``not-exist``), ``mixed``, the five TrustSQL unanswerable kinds, and ``write`` (golden action
+lists, some with underspecifications). Wording gives nothing away where the database decides:
+which optional attributes and finance years exist varies by seed, and the answerable and
+unanswerable (or value-unclear) questions share their templates (minimal pairs). Every
+underspecified read leaves >= 2 readings that no explorer (:mod:`clarisql.envs.explorers`) can
+rank (:mod:`.builtin_clarify`). Every task's ``metadata`` holds ``template``, ``tables`` (gold tables read or
 written) and ``naive_sql`` (reads) or ``naive_actions`` (writes): what an agent that answers the
 question as asked, without clarifying, would run.
 
@@ -65,7 +70,7 @@ if TYPE_CHECKING:
 # sqlite_utils imports pandas when installed, ~0.25 s in every process that loads the suite).
 
 #: Bump when the generated database or tasks change (it names the cache folder).
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 DB_KEY = "builtin"
 DB_FILE = "builtin.sqlite"
@@ -90,7 +95,7 @@ DESCRIPTION = (
     "are kept in one table per city and district: property_sales_<city>_<district> and "
     "land_auctions_<city>_<district> (lower_snake_case names, e.g. property_sales_riverton_old_town"
     "); the cities and districts tables list them. Enterprise finance is kept in one table per "
-    "year: enterprise_finance_2019 ... enterprise_finance_2022 (revenue, net_profit, total_assets "
+    "year: enterprise_finance_<year>, four consecutive years (revenue, net_profit, total_assets "
     "and total_liabilities in millions). Prices are in the local currency: unit_price is per "
     "square metre, total_price, reserve_price and winning_bid are totals; areas are in square "
     "metres."

@@ -1,49 +1,165 @@
 """The built-in domain's FROM scope (Missing / Error / Unmatch for the city, district and year
-slots), WHERE not-exist (abbreviated or misspelled names) and mixed underspecification.
+slots), WHERE not-exist (a look-alike family's common name) and mixed underspecification.
+
+Ambiguity that exploring cannot resolve (:mod:`clarisql.envs.explorers`): every unclear part has
+candidate readings (the city's districts, the cities with that district, the year tables, the
+names in the gold table's column), each with its first row and its row count; a part is kept only
+when the gold is one of >= 2 readings that no explorer (nearest by edit distance, prefix,
+character trigrams, first row by rowid, most frequent) separates, and those readings give
+different answers. The gold is drawn among the readings that qualify; the literal reading
+(``naive_sql``) is what the words say (the first district, the latest year, the nearest year, the
+name as written).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from clarisql.envs.explorers import Candidate, unrankable, value_stats
 from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District, possessive
+from clarisql.envs.suites.builtin_db import District, possessive, sql_str
 from clarisql.envs.suites.builtin_intents import Intents
-from clarisql.envs.suites.builtin_phrasing import (
-    YEAR_TYPOS,
-    nearest_year,
-)
-from clarisql.envs.synth.domain import DomainDraft, misspell
+from clarisql.envs.suites.builtin_phrasing import ENT, Q, nearest_year
+from clarisql.envs.synth.domain import DomainDraft
+from clarisql.envs.synth.verify import same_answer
 from clarisql.envs.tasks import Label, Underspec
+
+#: Readings whose answers are compared per unclear part (bounds the queries a draft costs).
+MAX_READINGS = 6
+
+ScopeLoc = tuple[District, District, str, str, Underspec, list[District]]
 
 
 class Clarify(Intents):
     """Makers of ``from``, ``where`` and ``mixed`` drafts (scope triples, name surfaces)."""
 
     # ========================================================================================
+    # explorers
+    # ========================================================================================
+    def differ(self, sqls: Sequence[str]) -> bool:
+        """True when at least two of the queries (the first :data:`MAX_READINGS`) give
+        different answers."""
+        seen: list[list[tuple]] = []
+        for sql in list(sqls)[:MAX_READINGS]:
+            rows = self.rows(sql)
+            if not any(same_answer(rows, x) for x in seen):
+                seen.append(rows)
+            if len(seen) >= 2:
+                return True
+        return False
+
+    def pick_gold(
+        self, surface: str | None, cands: list[Candidate], allowed: Sequence[Any]
+    ) -> tuple[Any, list[Any]] | None:
+        """A gold drawn among ``allowed`` values that leave >= 2 unrankable readings, with those
+        readings (the gold first); ``None`` if no value qualifies."""
+        ok = [(g, r) for g in allowed if len(r := unrankable(surface, cands, g)) >= 2]
+        return self.rng.choice(ok) if ok else None
+
+    def district_cands(self, ds: list[District], tkind: str, by_city: bool) -> list[Candidate]:
+        """Candidates for a district scope: the district's name (or its city's, ``by_city``),
+        its row in the ``districts`` (or ``cities``) table, its table's row count."""
+        out = []
+        for d in ds:
+            if by_city:
+                ref = f"SELECT rowid FROM cities WHERE city = {sql_str(d.city)}"
+            else:
+                ref = (
+                    f"SELECT rowid FROM districts WHERE city = {sql_str(d.city)} "
+                    f"AND district = {sql_str(d.name)}"
+                )
+            n = self.rows(f"SELECT COUNT(*) FROM {self.table_of(tkind, d)}")[0][0]
+            out.append(Candidate(d.city if by_city else d.name, self.rows(ref)[0][0], n))
+        return out
+
+    def year_cands(self) -> list[Candidate]:
+        return [
+            Candidate(
+                str(y), i + 1, self.rows(f"SELECT COUNT(*) FROM enterprise_finance_{y}")[0][0]
+            )
+            for i, y in enumerate(self.years)
+        ]
+
+    @staticmethod
+    def ent_column(q: Q) -> str:
+        sql = q.sql or q.measures[0][0]
+        m = re.search(r"(\w+) = " + re.escape(ENT), sql)
+        if m is None:
+            raise ValueError(q.name)
+        return m.group(1)
+
+    def name_part(self, q: Q, table: str, measure: int | None = None) -> str | None:
+        """Make ``q`` about a member of a look-alike family in ``table`` (its entity replaced)
+        and return the family's common name, if the family leaves >= 2 unrankable readings with
+        different answers; else ``None``."""
+        col = self.ent_column(q)
+        vals = self.col(f"SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL ORDER BY 1")
+        members = [v for v in vals if self.family_surface(v) is not None]
+        if not members:
+            return None
+        gold = self.rng.choice(members)
+        surface = self.family_surface(gold)
+        cands = value_stats(self.rows, table, col, vals)
+        keep = unrankable(surface, cands, gold)
+        if len(keep) < 2:
+            return None
+        if not self.differ([q.render_sql(table, v, measure=measure) for v in keep]):
+            return None
+        q.ent = gold
+        return surface
+
+    # ========================================================================================
     # from (scope)
     # ========================================================================================
-    def scope_loc(
-        self, kind: str, slot: str
-    ) -> tuple[District, District, str, str, Underspec] | None:
-        """(gold district, naive district, utterance prefix, loc phrase, underspec)."""
+    def scope_loc(self, kind: str, slot: str, tkind: str = "sales") -> ScopeLoc | None:
+        """(gold district, naive district, utterance prefix, loc phrase, underspec, the
+        readings no explorer separates from the gold)."""
         make = {
             ("Missing", "district"): self._scope_missing_district,
             ("Missing", "city"): self._scope_missing_city,
-            ("Error", "city"): self._scope_error_city,
             ("Error", "district"): self._scope_error_district,
             ("Unmatch", "city"): self._scope_unmatch_city,
             ("Unmatch", "district"): self._scope_unmatch_district,
         }.get((kind, slot))
         if make is None:
             raise ValueError((kind, slot))
-        return make()
+        return make(tkind)
 
-    def _scope_missing_district(self) -> tuple[District, District, str, str, Underspec] | None:
+    def _in_city(
+        self, city: str, surface: str | None, tkind: str, exclude: str | None
+    ) -> tuple[District, list[District]] | None:
+        ds = self.w.districts[city]
+        cands = self.district_cands(ds, tkind, by_city=False)
+        got = self.pick_gold(surface, cands, [d.name for d in ds if d.name != exclude])
+        if got is None:
+            return None
+        by = {d.name: d for d in ds}
+        return by[got[0]], [by[n] for n in got[1]]
+
+    def _across_cities(
+        self, name: str, surface: str | None, tkind: str, exclude: str | None
+    ) -> tuple[District, list[District]] | None:
+        ds = [self.w.district(c, name) for c in self.w.cities_with(name)]
+        cands = self.district_cands(ds, tkind, by_city=True)
+        got = self.pick_gold(surface, cands, [d.city for d in ds if d.city != exclude])
+        if got is None:
+            return None
+        by = {d.city: d for d in ds}
+        return by[got[0]], [by[c] for c in got[1]]
+
+    def _shared_name(self) -> str | None:
+        shared = [n for n in N.DISTRICT_POOL if len(self.w.cities_with(n)) >= 3]
+        return self.rng.choice(shared) if shared else None
+
+    def _scope_missing_district(self, tkind: str) -> ScopeLoc | None:
         rng, w = self.rng, self.w
         city = rng.choice(w.cities)
-        gold = rng.choice(w.districts[city][1:])
         naive = w.districts[city][0]
+        got = self._in_city(city, None, tkind, naive.name)
+        if got is None:
+            return None
         prefix = rng.choice(
             (
                 f"I'm looking at one of {possessive(city)} districts. ",
@@ -51,130 +167,97 @@ class Clarify(Intents):
                 f"I'm analysing a district of {city}. ",
             )
         )
-        return (
-            gold,
-            naive,
-            prefix,
-            "there",
-            Underspec(Label("Missing", "", "district"), gold.name),
-        )
+        us = Underspec(Label("Missing", "", "district"), got[0].name)
+        return got[0], naive, prefix, "there", us, got[1]
 
-    def _scope_missing_city(self) -> tuple[District, District, str, str, Underspec] | None:
-        rng, w = self.rng, self.w
-        shared = [n for n in N.DISTRICT_POOL if len(w.cities_with(n)) >= 2]
-        name = rng.choice(shared)
-        cities = w.cities_with(name)
-        city = rng.choice(cities[1:])
-        return (
-            w.district(city, name),
-            w.district(cities[0], name),
-            "",
-            f"in the {name} district",
-            Underspec(Label("Missing", "", "city"), city),
-        )
-
-    def _scope_error_city(self) -> tuple[District, District, str, str, Underspec] | None:
-        rng, w = self.rng, self.w
-        shared = [n for n in N.DISTRICT_POOL if len(w.cities_with(n)) >= 2]
-        name = rng.choice(shared)
-        cities = w.cities_with(name)
-        city = rng.choice(cities)
-        other = next(c for c in cities if c != city)
-        typo = misspell(rng, city, [*w.cities, *w.absent_cities])
-        if typo is None:
+    def _scope_missing_city(self, tkind: str) -> ScopeLoc | None:
+        name = self._shared_name()
+        if name is None:
             return None
-        return (
-            w.district(city, name),
-            w.district(other, name),
-            "",
-            self.loc(typo, name),
-            Underspec(Label("Error", typo, "city"), city),
-        )
+        naive = self.w.district(self.w.cities_with(name)[0], name)
+        got = self._across_cities(name, None, tkind, naive.city)
+        if got is None:
+            return None
+        us = Underspec(Label("Missing", "", "city"), got[0].city)
+        return got[0], naive, "", f"in the {name} district", us, got[1]
 
-    def _scope_error_district(self) -> tuple[District, District, str, str, Underspec] | None:
+    def _scope_error_district(self, tkind: str) -> ScopeLoc | None:
+        """A district of another city named for this city."""
         rng, w = self.rng, self.w
         city = rng.choice(w.cities)
-        ds = w.districts[city]
-        if rng.random() < 0.5:  # misspelled district
-            gold = rng.choice(ds)
-            typo = misspell(rng, gold.name, list(N.DISTRICT_POOL))
-            if typo is None:
-                return None
-            naive = next(d for d in ds if d is not gold)
-            return (
-                gold,
-                naive,
-                "",
-                self.loc(city, typo),
-                Underspec(Label("Error", typo, "district"), gold.name),
-            )
-        # a district of another city
-        mine = {d.name for d in ds}
+        mine = {d.name for d in w.districts[city]}
         elsewhere = [n for n in N.DISTRICT_POOL if n not in mine and w.cities_with(n)]
+        if not elsewhere:
+            return None
         wrong = rng.choice(elsewhere)
-        gold = rng.choice(ds)
+        got = self._in_city(city, wrong, tkind, None)
+        if got is None:
+            return None
         naive = w.district(w.cities_with(wrong)[0], wrong)
-        return (
-            gold,
-            naive,
-            "",
-            self.loc(city, wrong),
-            Underspec(Label("Error", wrong, "district"), gold.name),
-        )
+        us = Underspec(Label("Error", wrong, "district"), got[0].name)
+        return got[0], naive, "", self.loc(city, wrong), us, got[1]
 
-    def _scope_unmatch_city(self) -> tuple[District, District, str, str, Underspec] | None:
-        rng, w = self.rng, self.w
-        shared = [n for n in N.DISTRICT_POOL if len(w.cities_with(n)) >= 2]
-        name = rng.choice(shared)
-        cities = w.cities_with(name)
-        city = rng.choice(cities[1:])
-        absent = rng.choice(w.absent_cities)
-        return (
-            w.district(city, name),
-            w.district(cities[0], name),
-            "",
-            self.loc(absent, name),
-            Underspec(Label("Unmatch", absent, "city"), city),
-        )
+    def _scope_unmatch_city(self, tkind: str) -> ScopeLoc | None:
+        name = self._shared_name()
+        if name is None:
+            return None
+        absent = self.rng.choice(self.w.absent_cities)
+        naive = self.w.district(self.w.cities_with(name)[0], name)
+        got = self._across_cities(name, absent, tkind, naive.city)
+        if got is None:
+            return None
+        us = Underspec(Label("Unmatch", absent, "city"), got[0].city)
+        return got[0], naive, "", self.loc(absent, name), us, got[1]
 
-    def _scope_unmatch_district(self) -> tuple[District, District, str, str, Underspec] | None:
+    def _scope_unmatch_district(self, tkind: str) -> ScopeLoc | None:
+        """A district name no city of this database has (other seeds' cities may)."""
         rng, w = self.rng, self.w
+        nowhere = [n for n in N.DISTRICT_POOL if not w.cities_with(n)]
+        if not nowhere:
+            return None
         city = rng.choice(w.cities)
-        gold = rng.choice(w.districts[city][1:])
-        surface = rng.choice(N.UNMATCHED_DISTRICTS)
-        return (
-            gold,
-            w.districts[city][0],
-            "",
-            self.loc(city, surface),
-            Underspec(Label("Unmatch", surface, "district"), gold.name),
-        )
+        surface = rng.choice(nowhere)
+        naive = w.districts[city][0]
+        got = self._in_city(city, surface, tkind, naive.name)
+        if got is None:
+            return None
+        us = Underspec(Label("Unmatch", surface, "district"), got[0].name)
+        return got[0], naive, "", self.loc(city, surface), us, got[1]
 
-    def scope_year(self, kind: str) -> tuple[int, int, str, Underspec]:
-        """(gold year, naive year, year phrase, underspec) for a finance question."""
-        rng = self.rng
+    def scope_year(self, kind: str) -> tuple[int, int, str, Underspec, list[int]] | None:
+        """(gold year, naive year, year phrase, underspec, unrankable years) for a finance
+        question."""
+        cands = self.year_cands()
         if kind == "Missing":
-            y = rng.choice(FIN_YEARS[:-1])
-            return y, FIN_YEARS[-1], "", Underspec(Label("Missing", "", "year"), str(y))
-        y = rng.choice(sorted(YEAR_TYPOS))
-        s = rng.choice(YEAR_TYPOS[y])
-        return (
-            y,
-            nearest_year(s),
-            self.year_phrase(s),
-            Underspec(Label("Unmatch", s, "year"), str(y)),
-        )
+            naive = self.years[-1]
+            got = self.pick_gold(None, cands, [str(y) for y in self.years[:-1]])
+            if got is None:
+                return None
+            y = int(got[0])
+            us = Underspec(Label("Missing", "", "year"), str(y))
+            return y, naive, "", us, [int(x) for x in got[1]]
+        # a year next to the table years (other seeds' databases have it): the readings no
+        # explorer separates (as close, as many rows, not the first table) stay
+        s = str(self.rng.choice((self.years[0] - 1, self.years[-1] + 1)))
+        got = self.pick_gold(s, cands, [str(y) for y in self.years])
+        if got is None:
+            return None
+        y = int(got[0])
+        us = Underspec(Label("Unmatch", s, "year"), str(y))
+        return y, nearest_year(s, self.years), self.year_phrase(s), us, [int(x) for x in got[1]]
 
     def from_makers(self, kind: str) -> list[Callable[[], DomainDraft | None]]:
         def loc(slot: str) -> Callable[[], DomainDraft | None]:
             def make() -> DomainDraft | None:
                 tkind = self.rng.choice(("sales", "auctions"))
-                got = self.scope_loc(kind, slot)
+                got = self.scope_loc(kind, slot, tkind)
                 if got is None:
                     return None
-                gold_d, naive_d, prefix, loc_text, us = got
+                gold_d, naive_d, prefix, loc_text, us, readings = got
                 q = self.loc_q(tkind, gold_d)
-                if q is None:
+                if q is None or q.ent is not None:  # a named entity may not exist elsewhere
+                    return None
+                if not self.differ([q.render_sql(self.table_of(tkind, d)) for d in readings]):
                     return None
                 gt, nt = self.table_of(tkind, gold_d), self.table_of(tkind, naive_d)
                 text = prefix + q.render_text(loc_text)
@@ -192,8 +275,13 @@ class Clarify(Intents):
             return make
 
         def year() -> DomainDraft | None:
-            gy, ny, phrase, us = self.scope_year(kind)
-            q = self.fin_q(gy)
+            got = self.scope_year(kind)
+            if got is None:
+                return None
+            gy, ny, phrase, us, readings = got
+            q = self.fin_q(gy, company=False)
+            if not self.differ([q.render_sql(f"enterprise_finance_{y}") for y in readings]):
+                return None
             gt, nt = f"enterprise_finance_{gy}", f"enterprise_finance_{ny}"
             return DomainDraft(
                 f"{q.name}+{kind}_year",
@@ -208,7 +296,7 @@ class Clarify(Intents):
         if kind == "Missing":
             return [year, loc("district"), loc("city")]
         if kind == "Error":
-            return [loc("city"), loc("district")]
+            return [loc("district")]
         return [year, loc("city"), loc("district")]
 
     # ========================================================================================
@@ -216,12 +304,12 @@ class Clarify(Intents):
     # ========================================================================================
     def where_makers(self) -> list[Callable[[], DomainDraft | None]]:
         def fin() -> DomainDraft | None:
-            y = self.rng.choice(FIN_YEARS)
+            y = self.rng.choice(self.years)
+            t = f"enterprise_finance_{y}"
             q = self.fin_company_q(self.fin_company(y))
-            s = self.surface(q)
+            s = self.name_part(q, t)
             if s is None:
                 return None
-            t = f"enterprise_finance_{y}"
             return DomainDraft(
                 f"{q.name}+not_exist",
                 "where",
@@ -238,10 +326,10 @@ class Clarify(Intents):
                 q = self.loc_q(kind, d)
                 if q is None:
                     return None
-                s = self.surface(q)
+                t = self.table_of(kind, d)
+                s = self.name_part(q, t)
                 if s is None:
                     return None
-                t = self.table_of(kind, d)
                 return DomainDraft(
                     f"{q.name}+not_exist",
                     "where",
@@ -254,7 +342,7 @@ class Clarify(Intents):
 
             return make
 
-        return [fin, loc("project"), loc("developer"), fin, loc("project"), loc("bidder")]
+        return [fin, loc("project"), fin, loc("developer"), loc("project"), loc("bidder")]
 
     # ========================================================================================
     # mixed
@@ -263,40 +351,50 @@ class Clarify(Intents):
         return [
             self._mx_fin(True, "Missing", False),
             self._mx_fin(False, "Missing", True),
-            self._mx_loc("project", False, ("Error", "district"), True),
+            self._mx_loc("sales", True, ("Error", "district"), False),
             self._mx_fin(True, None, True),
             self._mx_loc("auctions", True, ("Missing", "district"), False),
             self._mx_fin(False, "Unmatch", True),
-            self._mx_loc("developer", False, ("Error", "city"), True),
             self._mx_loc("project", True, None, True),
             self._mx_loc("sales", True, ("Missing", "city"), False),
-            self._mx_loc("bidder", False, ("Unmatch", "city"), True),
+            self._mx_loc("auctions", True, ("Unmatch", "city"), False),
         ]
 
     def _mx_fin(
         self, intent: bool, scope: str | None, not_exist: bool
     ) -> Callable[[], DomainDraft | None]:
         def make() -> DomainDraft | None:
+            readings: list[int] = []
             if scope is None:
-                gy = ny = self.rng.choice(FIN_YEARS)
+                gy = ny = self.rng.choice(self.years)
                 phrase = self.year_phrase(gy)
                 uss: list[Underspec] = []
             else:
-                gy, ny, phrase, us = self.scope_year(scope)
+                got = self.scope_year(scope)
+                if got is None:
+                    return None
+                gy, ny, phrase, us, readings = got
                 uss = [us]
             co = self.fin_company(gy, also=(ny,))
             q = self.fin_intent_q(gy, co) if intent else self.fin_company_q(co)
             g = n = None
             if intent:
                 g, n = self.intent_pick(q)
-                uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
+            gt, nt = f"enterprise_finance_{gy}", f"enterprise_finance_{ny}"
             s = None
             if not_exist:
-                s = self.surface(q)
-                if s is None:
+                s = self.name_part(q, gt, measure=g)
+                if s is None or not self.rows(
+                    f"SELECT 1 FROM {nt} WHERE company_name = {sql_str(q.ent or '')}"
+                ):
                     return None
-                uss.append(Underspec(Label("not-exist", s, "enterprise"), co))
-            gt, nt = f"enterprise_finance_{gy}", f"enterprise_finance_{ny}"
+                uss.append(Underspec(Label("not-exist", s, "enterprise"), q.ent or ""))
+            if intent:
+                uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
+            if readings and not self.differ(
+                [q.render_sql(f"enterprise_finance_{y}", measure=g) for y in readings]
+            ):
+                return None
             parts = (
                 ["intent"] * intent
                 + [f"{scope}_year"] * (scope is not None)
@@ -320,29 +418,40 @@ class Clarify(Intents):
         def make() -> DomainDraft | None:
             uss: list[Underspec] = []
             prefix = ""
+            readings: list[District] = []
             if scope is None:
                 gold_d = naive_d = self.pick_district()
                 loc_text = self.loc(gold_d.city, gold_d.name)
             else:
-                got = self.scope_loc(*scope)
+                tkind = "auctions" if kind in ("auctions", "bidder") else "sales"
+                got = self.scope_loc(*scope, tkind)
                 if got is None:
                     return None
-                gold_d, naive_d, prefix, loc_text, us = got
+                gold_d, naive_d, prefix, loc_text, us, readings = got
                 uss.append(us)
             q = self.loc_intent_q(kind, gold_d) if intent else self.loc_q(kind, gold_d)
             if q is None:
                 return None
+            if scope is not None and q.ent is not None and not not_exist:
+                return None  # a named entity of one district may not exist in the others
             g = n = None
             if intent:
                 g, n = self.intent_pick(q)
-                uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
+            gt, nt = self.table_of(kind, gold_d), self.table_of(kind, naive_d)
             s = None
             if not_exist:
-                s = self.surface(q)
+                if scope is not None:
+                    return None  # a family lives in one district table
+                s = self.name_part(q, gt, measure=g)
                 if s is None:
                     return None
                 uss.append(Underspec(Label("not-exist", s, q.ent_slot or ""), q.ent or ""))
-            gt, nt = self.table_of(kind, gold_d), self.table_of(kind, naive_d)
+            if intent:
+                uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
+            if readings and not self.differ(
+                [q.render_sql(self.table_of(kind, d), measure=g) for d in readings]
+            ):
+                return None
             parts = (
                 ["intent"] * intent
                 + (["_".join(scope)] if scope else [])

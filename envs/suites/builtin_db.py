@@ -19,7 +19,10 @@ import sqlite_utils
 
 from clarisql.envs.suites import builtin_names as N
 
+#: The default finance years; each seed's database covers four consecutive years starting at
+#: one of :data:`FIN_STARTS` (``World.fin_years``), so a year's existence is the database's call.
 FIN_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022)
+FIN_STARTS: tuple[int, ...] = (2018, 2019, 2020)
 SALE_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022, 2023)
 N_CITIES = 8
 
@@ -52,6 +55,9 @@ class Company:
     prefix: str  # the city or brand word(s) the name starts with
     industry: str
     city: str
+    #: the name without its family word ("Riverton Metro Co., Ltd." for "Riverton Metro
+    #: Partners Co., Ltd."): what a user who forgot which member writes; None outside a family
+    family: str | None = None
 
 
 @dataclass
@@ -64,6 +70,10 @@ class World:
     developers: list[str]
     projects: list[str]
     tables: list[str]
+    #: the years that have an enterprise_finance_<year> table (four consecutive years)
+    fin_years: tuple[int, ...] = FIN_YEARS
+    #: the optional attributes (:data:`builtin_names.OPTIONAL_ATTRS`) this seed's tables have
+    attrs: tuple[str, ...] = ()
 
     def district(self, city: str, name: str) -> District:
         for d in self.districts[city]:
@@ -104,6 +114,8 @@ def _make_companies(rng: random.Random, cities: list[str]) -> list[Company]:
                 prefix = rng.choice(brands)
                 city = rng.choice(cities)
             stem = f"{prefix} {core}"
+            if rng.random() < 0.5:  # a family word in any name, so a family's common name
+                stem = f"{stem} {rng.choice(N.FAMILY_WORDS)}"  # looks like any other name
             if stem in stems:
                 continue
             suffix = rng.choice(N.LEGAL_SUFFIXES)
@@ -112,17 +124,30 @@ def _make_companies(rng: random.Random, cities: list[str]) -> list[Company]:
             ):
                 suffix = "Co., Ltd."
             stems.add(stem)
+            if count - made >= 3 and rng.random() < 0.2:  # a family of three look-alikes
+                words = rng.sample([w for w in N.FAMILY_WORDS if w not in stem], 3)
+                family = f"{stem} {suffix}"
+                for w in sorted(words):
+                    companies.append(
+                        Company(
+                            f"{stem} {w} {suffix}", f"{stem} {w}", prefix, industry, city, family
+                        )
+                    )
+                made += 3
+                continue
             companies.append(Company(f"{stem} {suffix}", stem, prefix, industry, city))
             made += 1
     return companies
 
 
-def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, list[dict]]:
-    by_year: dict[int, list[dict]] = {y: [] for y in FIN_YEARS}
+def _finance_rows(
+    rng: random.Random, companies: list[Company], years: tuple[int, ...]
+) -> dict[int, list[dict]]:
+    by_year: dict[int, list[dict]] = {y: [] for y in years}
     order = list(range(len(companies)))
     rng.shuffle(order)
-    late = set(order[:3])  # listed in 2020: no 2019 row
-    unfiled = set(order[3:7])  # 2022 figures not filed yet: no 2022 row
+    late = set(order[:3])  # listed in the second year: no first-year row
+    unfiled = set(order[3:7])  # the last year's figures not filed yet: no last-year row
     for i, co in enumerate(companies):
         scale = 10 ** rng.uniform(2.3, 4.7)
         margin = rng.uniform(-0.04, 0.2)
@@ -131,7 +156,7 @@ def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, lis
         )
         debt = rng.uniform(0.3, 0.88)
         per_emp = rng.uniform(0.3, 2.5)
-        for year in FIN_YEARS:
+        for year in years:
             scale *= rng.uniform(0.85, 1.25)
             m = margin + rng.uniform(-0.05, 0.05)
             assets = scale * leverage * rng.uniform(0.95, 1.05)
@@ -145,7 +170,7 @@ def _finance_rows(rng: random.Random, companies: list[Company]) -> dict[int, lis
                 "total_liabilities": round(assets * debt * rng.uniform(0.95, 1.05), 2),
                 "employees": max(40, int(scale / per_emp * rng.uniform(0.95, 1.05))),
             }
-            if (year == 2019 and i in late) or (year == 2022 and i in unfiled):
+            if (year == years[0] and i in late) or (year == years[-1] and i in unfiled):
                 continue
             by_year[year].append(row)
     for rows in by_year.values():
@@ -165,6 +190,8 @@ def project_name(rng: random.Random, taken: set[str]) -> str:
 
 
 def build_database(path: Path, rng: random.Random) -> World:
+    start = rng.choice(FIN_STARTS)
+    fin_years = tuple(range(start, start + 4))
     pool = list(N.CITY_POOL)
     picked = rng.sample(pool, N_CITIES)
     cities = sorted(c[0] for c in picked)
@@ -223,8 +250,8 @@ def build_database(path: Path, rng: random.Random) -> World:
             tables += [d.sales, d.auctions]
     db["districts"].insert_all(dist_rows)
 
-    fin = _finance_rows(rng, companies)
-    for year in FIN_YEARS:
+    fin = _finance_rows(rng, companies, fin_years)
+    for year in fin_years:
         t = f"enterprise_finance_{year}"
         db[t].create(
             {
@@ -242,6 +269,13 @@ def build_database(path: Path, rng: random.Random) -> World:
         )
         db[t].insert_all(fin[year])
         tables.append(t)
+    attrs = _add_optional_attrs(db, random.Random(rng.getrandbits(64)), tables)
+    used = {  # project names in the tables (a family's common part is taken, never used)
+        r[0]
+        for t in tables
+        if t.startswith("property_sales_")
+        for r in db.execute(f"SELECT DISTINCT project_name FROM {t}").fetchall()
+    }
     db.conn.commit()
     db.close()
     return World(
@@ -251,9 +285,100 @@ def build_database(path: Path, rng: random.Random) -> World:
         districts=districts,
         companies=companies,
         developers=developers,
-        projects=sorted(taken_projects),
+        projects=sorted(taken_projects & used),
         tables=["cities", "districts", *tables],
+        attrs=attrs,
+        fin_years=fin_years,
     )
+
+
+def _pick_attrs(rng: random.Random) -> tuple[str, ...]:
+    """About half of each table kind's optional attributes of each absent-kind, at random (at
+    least one present and one absent per group of two or more)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for col, tkind, kind, *_ in N.OPTIONAL_ATTRS:
+        groups.setdefault((tkind, kind), []).append(col)
+    present: list[str] = []
+    for cols in groups.values():
+        cols = list(cols)
+        rng.shuffle(cols)
+        k = len(cols) // 2 if len(cols) % 2 == 0 else len(cols) // 2 + rng.randrange(2)
+        present += cols[: max(1, k)] if len(cols) > 1 else cols[: rng.randrange(2)]
+    return tuple(sorted(present))
+
+
+def _attr_value(rng: random.Random, col: str, row: dict) -> object:
+    """A plausible value of optional attribute ``col`` for one row (``row``: its other values)."""
+    r = rng.uniform
+    if col == "gross_profit":
+        return round(row["revenue"] * r(0.15, 0.45), 2)
+    if col == "fixed_assets":
+        return round(row["total_assets"] * r(0.2, 0.7), 2)
+    if col == "current_liabilities":
+        return round(row["total_liabilities"] * r(0.3, 0.8), 2)
+    if col == "part_time_employees":
+        return int(row["employees"] * r(0.02, 0.25))
+    if col in ("rd_spending", "export_revenue"):
+        return round(row["revenue"] * r(0.01, 0.3), 2)
+    if col in ("dividend_paid", "tax_paid"):
+        return round(abs(row["net_profit"]) * r(0.05, 0.4), 2)
+    if col == "unit_rent":
+        return round(row["unit_price"] * r(0.002, 0.005), 1)
+    if col == "list_price":
+        return int(round(row["total_price"] * r(1.0, 1.12), -3))
+    if col == "bedrooms":
+        return max(1, min(6, int(row["area_sqm"] / r(28, 40))))
+    if col == "buyer_age":
+        return rng.randint(24, 70)
+    if col == "service_charge":
+        return round(r(2.0, 9.0), 1)
+    if col in ("deposit_price", "starting_price"):
+        f = r(0.1, 0.3) if col == "deposit_price" else r(0.85, 1.0)
+        return int(round(row["reserve_price"] * f, -4))
+    if col == "bid_count":
+        return rng.randint(1, 14) if row["status"] == "sold" else rng.randint(0, 1)
+    if col == "bidder_count":
+        return rng.randint(1, 9) if row["status"] == "sold" else 0
+    if col == "frontage_m":
+        return round(r(20, 260), 1)
+    raise ValueError(col)
+
+
+def _add_optional_attrs(
+    db: sqlite_utils.Database, rng: random.Random, tables: list[str]
+) -> tuple[str, ...]:
+    """Add this seed's optional attributes (:func:`_pick_attrs`) as columns, with values."""
+    present = _pick_attrs(rng)
+    kinds = {col: tkind for col, tkind, *_ in N.OPTIONAL_ATTRS}
+    prefix = {
+        "finance": "enterprise_finance_",
+        "sales": "property_sales_",
+        "auctions": "land_auctions_",
+    }
+    for col in present:
+        typ = (
+            int
+            if col
+            in (
+                "part_time_employees",
+                "list_price",
+                "bedrooms",
+                "buyer_age",
+                "deposit_price",
+                "starting_price",
+                "bid_count",
+                "bidder_count",
+            )
+            else float
+        )
+        for t in (t for t in tables if t.startswith(prefix[kinds[col]])):
+            db[t].add_column(col, typ)
+            rows = list(db.query(f"SELECT rowid AS _rid, * FROM {t} ORDER BY rowid"))
+            db.conn.executemany(
+                f"UPDATE {t} SET {col} = ? WHERE rowid = ?",
+                [(_attr_value(rng, col, r), r["_rid"]) for r in rows],
+            )
+    return present
 
 
 def _create_sales(
@@ -268,6 +393,18 @@ def _create_sales(
     for _ in range(rng.randint(3, 6)):
         ptype = _weighted(rng, N.PROPERTY_TYPES, (0.7, 0.15, 0.15))
         projects.append((project_name(rng, taken), rng.choice(developers), ptype))
+    if rng.random() < 0.5:  # a family of look-alike projects: "Jade Garden North Wing", ...
+        fam = f"{rng.choice(N.PROJECT_LEADS)} {rng.choice(N.PROJECT_KINDS)}"
+        tail = rng.choice(N.PROJECT_TAILS)  # as often as any project's name has one
+        fam = f"{fam} {tail}" if tail else fam
+        tails = rng.sample(N.PROJECT_FAMILY_TAILS, 3)
+        names = [f"{fam} {t}" for t in tails]
+        if fam not in taken and not any(n in taken for n in names):
+            taken.add(fam)  # the family's common part is never a project itself
+            dev = rng.choice(developers)
+            for n in names:
+                taken.add(n)
+                projects.append((n, dev, "residential"))
     rows = []
     for _ in range(rng.randint(20, 60)):
         name, dev, ptype = rng.choice(projects)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District
+from clarisql.envs.suites.builtin_db import District
 from clarisql.envs.suites.builtin_phrasing import (
     ENT,
     LOC,
@@ -29,7 +29,7 @@ class Intents(Reads):
         rng = self.rng
         k = 0 if company is not None else rng.randrange(1, 3)
         if k == 0:
-            co = company or self.fin_company(year, also=(2022,))
+            co = company or self.fin_company(year, also=(self.years[-1],))
             text = rng.choice(
                 (
                     f"How did {ENT} do{LOC}?",
@@ -86,7 +86,9 @@ class Intents(Reads):
 
     def _intent_project(self, d: District) -> Q | None:
         rng = self.rng
-        pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+        pj = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+        )
         w = f"WHERE project_name = {ENT}"
         measures = [
             (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
@@ -133,7 +135,9 @@ class Intents(Reads):
 
     def _intent_developer(self, d: District) -> Q | None:
         rng = self.rng
-        dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
+        dev = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT developer FROM {d.sales} ORDER BY 1"))
+        )
         w = f"WHERE developer = {ENT}"
         measures = [
             (f"SELECT COUNT(*) FROM {TBL} {w}", "I want the number of sales"),
@@ -199,7 +203,7 @@ class Intents(Reads):
         return Q(
             "intent_bidder",
             f"How did {ENT} do at the land auctions {LOC}?",
-            ent=rng.choice(bidders),
+            ent=rng.choice(self.plain(bidders)),
             ent_slot="enterprise",
             measures=measures,
         )
@@ -214,7 +218,7 @@ class Intents(Reads):
             return lambda: fin_make(company)
 
         def fin_make(company: bool) -> DomainDraft | None:
-            y = self.rng.choice(FIN_YEARS)
+            y = self.rng.choice(self.years)
             q = self.fin_intent_q(y, company=self.fin_company(y) if company else None)
             g, n = self.intent_pick(q)
             t = f"enterprise_finance_{y}"

@@ -43,10 +43,8 @@ DISTRICT_POOL: tuple[str, ...] = (
     "Hillcrest",
     "Parkside",
     "Ironworks",
-)
-
-#: District-like names that no city in the database has (used for "Unmatch" surfaces).
-UNMATCHED_DISTRICTS: tuple[str, ...] = (
+    # names that only some seeds' cities have: where no city has one, it is an Unmatch surface
+    # (the same words are real districts in other seeds, so the wording says nothing)
     "Airport New Area",
     "Hi-Tech Zone",
     "Free Trade Zone",
@@ -133,6 +131,14 @@ LEGAL_SUFFIXES: tuple[str, ...] = (
     "Development Co., Ltd.",
 )
 
+#: Words that tell the companies of one family apart ("Riverton Metro Partners Co., Ltd." and
+#: "Riverton Metro Services Co., Ltd."): all of one length, so a name written without the word
+#: is equally close to every member and no explorer can say which one is meant.
+FAMILY_WORDS: tuple[str, ...] = ("Property", "Partners", "Services", "Networks", "Commerce")
+
+#: Tails that tell the projects of one family apart ("Jade Garden North Wing"), all of one length.
+PROJECT_FAMILY_TAILS: tuple[str, ...] = ("North Wing", "South Wing", "Upper Wing", "Lower Wing")
+
 #: Project name parts: "<lead> <kind>[ <tail>]", e.g. "Jade Riverside Garden Residences Phase II".
 PROJECT_LEADS: tuple[str, ...] = (
     "Lakeview",
@@ -201,87 +207,6 @@ RENAMED_SUFFIXES: tuple[str, ...] = (
 #: select list over the district's land auctions filtered to the parcel. "place": {city},
 #: {district}, {loc}; naive is a whole query with {sales}, {auctions} and {city} (quoted).
 UNANSWERABLE: dict[str, tuple[tuple[str, str, str, str], ...]] = {
-    "column-surface": (
-        ("gross_profit", "finance", "What was the gross profit of {co} in {y}?", "net_profit"),
-        (
-            "part_time_employees",
-            "finance",
-            "How many part-time employees did {co} have in {y}?",
-            "employees",
-        ),
-        (
-            "current_liabilities",
-            "finance",
-            "What were the current liabilities of {co} in {y}?",
-            "total_liabilities",
-        ),
-        ("fixed_assets", "finance", "What were the fixed assets of {co} in {y}?", "total_assets"),
-        (
-            "floor_count",
-            "project",
-            "What is the floor count of the buildings in {pj} {loc}?",
-            "COUNT(*)",
-        ),
-        (
-            "unit_rent",
-            "project",
-            "What is the average unit rent in {pj} {loc}?",
-            "ROUND(AVG(unit_price), 2)",
-        ),
-        (
-            "deposit_price",
-            "parcel",
-            "What deposit price was set for parcel {code} {loc}?",
-            "reserve_price",
-        ),
-        ("bid_count", "parcel", "What was the bid count for parcel {code} {loc}?", "winning_bid"),
-        (
-            "land_use_permit",
-            "parcel",
-            "What is the land use permit number of parcel {code} {loc}?",
-            "land_use",
-        ),
-    ),
-    "column-related": (
-        (
-            "buyer_age",
-            "project",
-            "What was the average age of the buyers in {pj} {loc}?",
-            "COUNT(*)",
-        ),
-        (
-            "bedrooms",
-            "project",
-            "How many bedrooms do the homes sold in {pj} {loc} have on average?",
-            "ROUND(AVG(area_sqm), 1)",
-        ),
-        ("ceo", "finance", "Who was the chief executive of {co} in {y}?", "company_name"),
-        ("founded", "finance", "In which year was {co} founded?", "industry, city"),
-        (
-            "bidder_count",
-            "parcel",
-            "How many companies bid for parcel {code} {loc}?",
-            "COUNT(DISTINCT winning_bidder)",
-        ),
-        (
-            "mortgage_share",
-            "project",
-            "What share of the buyers in {pj} {loc} took out a mortgage?",
-            "COUNT(*)",
-        ),
-        (
-            "orientation",
-            "project",
-            "Which of the units sold in {pj} {loc} face south?",
-            "sale_id",
-        ),
-        (
-            "shareholder",
-            "finance",
-            "Who was the largest shareholder of {co} in {y}?",
-            "company_name, city",
-        ),
-    ),
     "column-unrelated": (
         (
             "winter_temperature",
@@ -317,7 +242,7 @@ UNANSWERABLE: dict[str, tuple[tuple[str, str, str, str], ...]] = {
             "unemployment",
             "place",
             "What is the unemployment rate in {city}?",
-            "SELECT COUNT(*) FROM enterprise_finance_2022 WHERE city = {city}",
+            "SELECT COUNT(*) FROM enterprise_finance_{last} WHERE city = {city}",
         ),
         (
             "tourists",
@@ -508,3 +433,65 @@ UNANSWERABLE["non-sql"] = _NON_SQL
 UNANSWERABLE["out-of-domain"] = _interleave(
     UNANSWERABLE.pop("_off-topic"), UNANSWERABLE.pop("_external")
 )
+
+
+# Attributes the database has in some seeds and lacks in others: the database, not the wording,
+# decides whether a question about one is answerable. Answerable questions about a present one
+# and unanswerable ones (column-surface: it looks like a column the table has; column-related:
+# it would fit the table) use the same templates (:data:`ATTR_TEMPLATES`), so the two are minimal
+# pairs. (column, table kind, kind when absent, phrase, verb, naive SQL expression when absent)
+OPTIONAL_ATTRS: tuple[tuple[str, str, str, str, str, str], ...] = (
+    ("gross_profit", "finance", "column-surface", "gross profit", "was", "net_profit"),
+    ("fixed_assets", "finance", "column-surface", "fixed assets", "were", "total_assets"),
+    (
+        "current_liabilities",
+        "finance",
+        "column-surface",
+        "current liabilities",
+        "were",
+        "total_liabilities",
+    ),
+    (
+        "part_time_employees",
+        "finance",
+        "column-surface",
+        "number of part-time employees",
+        "was",
+        "employees",
+    ),
+    ("rd_spending", "finance", "column-related", "research spending", "was", "revenue"),
+    ("export_revenue", "finance", "column-related", "export revenue", "was", "revenue"),
+    ("dividend_paid", "finance", "column-related", "dividend paid", "was", "net_profit"),
+    ("tax_paid", "finance", "column-related", "tax paid", "was", "net_profit"),
+    ("unit_rent", "sales", "column-surface", "unit rent", "was", "unit_price"),
+    ("list_price", "sales", "column-surface", "list price", "was", "total_price"),
+    ("bedrooms", "sales", "column-related", "number of bedrooms", "was", "area_sqm"),
+    ("buyer_age", "sales", "column-related", "buyer age", "was", "area_sqm"),
+    ("service_charge", "sales", "column-related", "service charge", "was", "unit_price"),
+    ("deposit_price", "auctions", "column-surface", "deposit price", "was", "reserve_price"),
+    ("starting_price", "auctions", "column-surface", "starting price", "was", "reserve_price"),
+    ("bid_count", "auctions", "column-surface", "bid count", "was", "winning_bid"),
+    ("bidder_count", "auctions", "column-related", "number of bidders", "was", "winning_bid"),
+    ("frontage_m", "auctions", "column-related", "street frontage in metres", "was", "area_sqm"),
+)
+
+#: Question templates per table kind, shared by answerable and unanswerable attribute questions:
+#: {a} the attribute's phrase, {v} its verb, {co} a company, {yp} a year phrase, {pj} a project,
+#: {code} a parcel code, {loc} a place.
+ATTR_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "finance": (
+        "What {v} the {a} of {co}{yp}?",
+        "Tell me the {a} of {co}{yp}.",
+        "I'd like to know the {a} of {co}{yp}.",
+    ),
+    "sales": (
+        "What {v} the average {a} of the units sold in {pj} {loc}?",
+        "Tell me the average {a} of the {pj} units sold {loc}.",
+        "I'd like to know the average {a} of the units of {pj} sold {loc}.",
+    ),
+    "auctions": (
+        "What {v} the {a} of parcel {code} {loc}?",
+        "Tell me the {a} of parcel {code} {loc}.",
+        "I'd like to know the {a} of parcel {code} {loc}.",
+    ),
+}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District, World, possessive, sql_str
+from clarisql.envs.suites.builtin_db import District, World, possessive, sql_str
 from clarisql.envs.synth.domain import DomainRun, misspell
 
 # Text and SQL placeholders of question templates.
@@ -80,17 +80,10 @@ MEASURES = {
 KEEP_WHOLE_CORE = frozenset({"Heavy", "Cold", "New", "Department"})
 
 
-def nearest_year(surface: str) -> int:
+def nearest_year(surface: str, years: tuple[int, ...]) -> int:
+    """The year of ``years`` nearest to ``surface`` (the later one on a tie)."""
     y = int(surface)
-    return min(FIN_YEARS, key=lambda f: (abs(f - y), -f))
-
-
-#: Year surfaces with no table, and the year the user meant (the nearest table year differs).
-YEAR_TYPOS: dict[int, tuple[str, ...]] = {
-    2019: ("2091", "2029"),
-    2020: ("2002", "2030"),
-    2021: ("2012", "2031"),
-}
+    return min(years, key=lambda f: (abs(f - y), -f))
 
 
 class BuiltinBase:
@@ -101,9 +94,11 @@ class BuiltinBase:
         self.rng = run.rng
         world: World = run.world
         self.w = world
+        #: the years with a finance table in this seed's database
+        self.years: tuple[int, ...] = tuple(world.fin_years)
         self.fin_companies = {
             y: self.col(f"SELECT company_name FROM enterprise_finance_{y} ORDER BY company_name")
-            for y in FIN_YEARS
+            for y in self.years
         }
         self.company = {c.name: c for c in world.companies}
         self.entity_names = [*(c.name for c in world.companies), *world.projects]
@@ -134,7 +129,13 @@ class BuiltinBase:
         names = [
             n for n in self.fin_companies[year] if all(n in self.fin_companies[y] for y in also)
         ]
-        return self.rng.choice(names)
+        return self.rng.choice(self.plain(names))
+
+    def plain(self, names: list[Any]) -> list[Any]:
+        """``names`` without the members of look-alike families (if any are left): questions
+        name those only as the gold of a ``not-exist`` read, so a name in a question reads the
+        same whether it exists or not (a family's common name looks like any other name)."""
+        return [n for n in names if self.family_surface(n) is None] or names
 
     # --- surfaces for not-exist ---------------------------------------------------------------
     def company_surface(self, name: str) -> str | None:
@@ -175,6 +176,18 @@ class BuiltinBase:
             return None
         return cand
 
+    def family_surface(self, name: str) -> str | None:
+        """A look-alike family's common name for ``name`` (a company without its family word,
+        a project without its wing), or ``None`` if ``name`` has no family: the surface of a
+        ``not-exist`` read, which several names fit equally well."""
+        co = self.company.get(name)
+        if co is not None:
+            return co.family
+        for tail in N.PROJECT_FAMILY_TAILS:
+            if name.endswith(" " + tail):
+                return name[: -len(tail) - 1]
+        return None
+
     def surface(self, q: Q) -> str | None:
         assert q.ent is not None
         if q.ent_slot == "project":
@@ -187,7 +200,6 @@ __all__ = [
     "LOC",
     "MEASURES",
     "TBL",
-    "YEAR_TYPOS",
     "BuiltinBase",
     "Q",
     "nearest_year",

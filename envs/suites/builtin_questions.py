@@ -79,7 +79,9 @@ class Questions(BuiltinBase):
 
     def project_q(self, table: str) -> Q:
         rng = self.rng
-        pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {table} ORDER BY 1"))
+        pj = rng.choice(
+            self.plain(self.col(f"SELECT DISTINCT project_name FROM {table} ORDER BY 1"))
+        )
         k = rng.randrange(5)
         where = f"project_name = {ENT}"
         if k == 0:
@@ -116,7 +118,7 @@ class Questions(BuiltinBase):
 
     def developer_q(self, table: str) -> Q:
         rng = self.rng
-        dev = rng.choice(self.col(f"SELECT DISTINCT developer FROM {table} ORDER BY 1"))
+        dev = rng.choice(self.plain(self.col(f"SELECT DISTINCT developer FROM {table} ORDER BY 1")))
         k = rng.randrange(3)
         where = f"developer = {ENT}"
         if k == 0:
@@ -199,7 +201,7 @@ class Questions(BuiltinBase):
         )
         if not bidders:
             return None
-        b = rng.choice(bidders)
+        b = rng.choice(self.plain(bidders))
         k = rng.randrange(3)
         where = f"winning_bidder = {ENT}"
         if k == 0:
@@ -319,7 +321,7 @@ class Questions(BuiltinBase):
         if company is None:
             company = self.rng.random() < 0.55
         if company:
-            return self.fin_company_q(self.fin_company(year, also=(2022,)))
+            return self.fin_company_q(self.fin_company(year, also=(self.years[-1],)))
         return self.fin_general_q(year)
 
 

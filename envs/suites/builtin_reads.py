@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, sql_str
+from clarisql.envs.suites.builtin_db import sql_str
 from clarisql.envs.suites.builtin_phrasing import (
     MEASURES,
 )
@@ -36,7 +36,77 @@ class Reads(Questions):
             self._ws_loc_maker("auctions"),
             self._ws_parcel,
             self._ws_cross,
+            self._attr_maker("finance", True),
+            self._attr_maker("sales", True),
+            self._attr_maker("auctions", True),
+            self._attr_maker("finance", True),
+            self._attr_maker("sales", True),
+            self._attr_maker("auctions", True),
         ]
+
+    # ========================================================================================
+    # attribute questions: minimal pairs (the database decides whether the attribute exists)
+    # ========================================================================================
+    def _attr_maker(
+        self, tkind: str, present: bool, kind: str | None = None
+    ) -> Callable[[], DomainDraft | None]:
+        """A question about one optional attribute of a ``tkind`` table: one this seed's
+        database has (``present``: well-specified) or lacks (an unanswerable one of ``kind``);
+        both from :data:`~.builtin_names.ATTR_TEMPLATES`."""
+        rng = self.rng
+
+        def make() -> DomainDraft | None:
+            specs = [
+                a
+                for a in N.OPTIONAL_ATTRS
+                if a[1] == tkind
+                and (a[0] in self.w.attrs) == present
+                and (kind is None or a[2] == kind)
+            ]
+            if not specs:
+                return None
+            col, _, akind, phrase, verb, naive = rng.choice(specs)
+            tpl = rng.choice(N.ATTR_TEMPLATES[tkind])
+            expr = col if present else naive
+            if tkind == "finance":
+                y = rng.choice(self.years)
+                co = self.fin_company(y)
+                t = f"enterprise_finance_{y}"
+                text = tpl.format(a=phrase, v=verb, co=co, yp=self.year_phrase(y))
+                sql = f"SELECT {expr} FROM {t} WHERE company_name = {sql_str(co)}"
+            else:
+                d = self.pick_district()
+                loc = self.loc(d.city, d.name)
+                if tkind == "sales":
+                    t = d.sales
+                    pj = rng.choice(
+                        self.plain(self.col(f"SELECT DISTINCT project_name FROM {t} ORDER BY 1"))
+                    )
+                    text = tpl.format(a=phrase, v=verb, pj=pj, loc=loc)
+                    sql = (
+                        f"SELECT ROUND(AVG({expr}), 2) FROM {t} WHERE project_name = {sql_str(pj)}"
+                    )
+                else:
+                    t = d.auctions
+                    codes = self.col(f"SELECT parcel_code FROM {t} ORDER BY 1")
+                    code = rng.choice(codes)
+                    text = tpl.format(a=phrase, v=verb, code=code, loc=loc)
+                    sql = f"SELECT {expr} FROM {t} WHERE parcel_code = '{code}'"
+            if present:
+                return DomainDraft(
+                    f"attr_{tkind}", "well-specified", text, [t], gold_sql=sql, naive_sql=sql
+                )
+            return DomainDraft(
+                col,
+                f"unanswerable:{akind}",
+                text,
+                [],
+                naive_sql=sql,
+                unanswerable_kind=akind,
+                attribute=col,
+            )
+
+        return make
 
     # ========================================================================================
     # unanswerable
@@ -65,7 +135,7 @@ class Reads(Questions):
     def _ws_fin_maker(self, company: bool) -> Callable[[], DomainDraft | None]:
 
         def make() -> DomainDraft | None:
-            y = self.rng.choice(FIN_YEARS)
+            y = self.rng.choice(self.years)
             q = self.fin_company_q(self.fin_company(y)) if company else self.fin_general_q(y)
             t = f"enterprise_finance_{y}"
             sql = q.render_sql(t)
@@ -81,7 +151,7 @@ class Reads(Questions):
         return make
 
     def _ws_change(self) -> DomainDraft | None:
-        y1, y2 = sorted(self.rng.sample(FIN_YEARS, 2))
+        y1, y2 = sorted(self.rng.sample(self.years, 2))
         co = self.fin_company(y1, also=(y2,))
         col = self.rng.choice(list(MEASURES))
         t1, t2 = f"enterprise_finance_{y1}", f"enterprise_finance_{y2}"
@@ -116,7 +186,7 @@ class Reads(Questions):
 
     def _ws_cross(self) -> DomainDraft | None:
         d = self.pick_district()
-        y = self.rng.choice(FIN_YEARS)
+        y = self.rng.choice(self.years)
         t = f"enterprise_finance_{y}"
         codes = self.col(f"SELECT parcel_code FROM {d.auctions} WHERE status = 'sold' ORDER BY 1")
         if not codes:
@@ -141,10 +211,16 @@ class Reads(Questions):
         )
 
     def unanswerable_makers(self) -> dict[str, list[Callable[[], DomainDraft | None]]]:
-        return {
-            kind: [self.unanswerable_maker(kind, *spec) for spec in specs]
-            for kind, specs in N.UNANSWERABLE.items()
+        """Column-surface and column-related requests ask about an optional attribute this seed's
+        database lacks (minimal pairs with the well-specified attribute questions); the other
+        kinds come from :data:`~.builtin_names.UNANSWERABLE`."""
+        out = {
+            kind: [self._attr_maker(tk, False, kind) for tk in ("finance", "sales", "auctions")]
+            for kind in ("column-surface", "column-related")
         }
+        for kind, specs in N.UNANSWERABLE.items():
+            out[kind] = [self.unanswerable_maker(kind, *spec) for spec in specs]
+        return out
 
     def unanswerable_maker(
         self, kind: str, template: str, scope: str, text: str, naive: str
@@ -155,14 +231,16 @@ class Reads(Questions):
             d = self.pick_district()
             loc = self.loc(d.city, d.name)
             if scope == "finance":
-                y = rng.choice(FIN_YEARS)
+                y = rng.choice(self.years)
                 co = self.fin_company(y)
                 utterance = text.format(co=co, y=y)
                 sql = (
                     f"SELECT {naive} FROM enterprise_finance_{y} WHERE company_name = {sql_str(co)}"
                 )
             elif scope == "project":
-                pj = rng.choice(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+                pj = rng.choice(
+                    self.plain(self.col(f"SELECT DISTINCT project_name FROM {d.sales} ORDER BY 1"))
+                )
                 utterance = text.format(pj=pj, loc=loc)
                 sql = f"SELECT {naive} FROM {d.sales} WHERE project_name = {sql_str(pj)}"
             elif scope == "parcel":
@@ -176,7 +254,9 @@ class Reads(Questions):
                 sql = f"SELECT {naive} FROM {d.auctions} WHERE parcel_code = '{code}'"
             else:
                 utterance = text.format(city=d.city, district=d.name, loc=loc)
-                sql = naive.format(sales=d.sales, auctions=d.auctions, city=sql_str(d.city))
+                sql = naive.format(
+                    sales=d.sales, auctions=d.auctions, city=sql_str(d.city), last=self.years[-1]
+                )
             return DomainDraft(
                 template,
                 f"unanswerable:{kind}",

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 from clarisql.envs.suites import builtin_names as N
 from clarisql.envs.suites.builtin_clarify import Clarify
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District, project_name, sql_str
+from clarisql.envs.suites.builtin_db import District, project_name, sql_str
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.tasks import Label, Underspec
 
@@ -158,7 +158,7 @@ class BuiltinMakers(Clarify):
 
     def _w_employees(self) -> DomainDraft | None:
         rng = self.rng
-        y = rng.choice(FIN_YEARS)
+        y = rng.choice(self.years)
         co = self.fin_company(y)
         t = f"enterprise_finance_{y}"
         cur = self.rows(f"SELECT employees FROM {t} WHERE company_name = {sql_str(co)}")[0][0]
@@ -169,7 +169,7 @@ class BuiltinMakers(Clarify):
 
     def _w_profit(self) -> DomainDraft | None:
         rng = self.rng
-        y = rng.choice(FIN_YEARS)
+        y = rng.choice(self.years)
         co = self.fin_company(y)
         t = f"enterprise_finance_{y}"
         cur = self.rows(f"SELECT net_profit FROM {t} WHERE company_name = {sql_str(co)}")[0][0]
@@ -232,10 +232,11 @@ class BuiltinMakers(Clarify):
 
     def _w_insert_finance(self) -> DomainDraft | None:
         rng = self.rng
-        missing = [n for n in self.fin_companies[2021] if n not in self.fin_companies[2022]]
+        prev, last = self.years[-2], self.years[-1]
+        missing = [n for n in self.fin_companies[prev] if n not in self.fin_companies[last]]
         co = rng.choice(missing)
         ind, city, rev = self.rows(
-            f"SELECT industry, city, revenue FROM enterprise_finance_2021 WHERE company_name = {sql_str(co)}"
+            f"SELECT industry, city, revenue FROM enterprise_finance_{prev} WHERE company_name = {sql_str(co)}"
         )[0]
         r = round(rev * rng.uniform(0.9, 1.2), 2)
         np_ = round(r * rng.uniform(0.02, 0.15), 2)
@@ -243,14 +244,12 @@ class BuiltinMakers(Clarify):
         tl = round(ta * rng.uniform(0.4, 0.8), 2)
         emp = rng.randint(200, 20000)
         text = (
-            f"Add the 2022 figures of {co}: revenue {r} million, net profit {np_} million, "
+            f"Add the {last} figures of {co}: revenue {r} million, net profit {np_} million, "
             f"total assets {ta} million, total liabilities {tl} million and {emp:,} employees."
         )
-        read = (
-            f"SELECT industry, city FROM enterprise_finance_2021 WHERE company_name = {sql_str(co)}"
-        )
+        read = f"SELECT industry, city FROM enterprise_finance_{prev} WHERE company_name = {sql_str(co)}"
         ins = (
-            "INSERT INTO enterprise_finance_2022 (company_name, industry, city, revenue, net_profit, "
+            f"INSERT INTO enterprise_finance_{last} (company_name, industry, city, revenue, net_profit, "
             f"total_assets, total_liabilities, employees) VALUES ({sql_str(co)}, {sql_str(ind)}, {sql_str(city)}, "
             f"{r}, {np_}, {ta}, {tl}, {emp})"
         )
@@ -258,7 +257,7 @@ class BuiltinMakers(Clarify):
             "write_insert_finance",
             text,
             [read, ins],
-            ["enterprise_finance_2021", "enterprise_finance_2022"],
+            [f"enterprise_finance_{prev}", f"enterprise_finance_{last}"],
         )
 
     def _w_rename_developer(self) -> DomainDraft | None:
@@ -314,8 +313,8 @@ class BuiltinMakers(Clarify):
 
     def _wu_employees_missing_year(self) -> DomainDraft | None:
         rng = self.rng
-        y = rng.choice(FIN_YEARS[:-1])
-        co = self.fin_company(y, also=(2022,))
+        y = rng.choice(self.years[:-1])
+        co = self.fin_company(y, also=(self.years[-1],))
         cur = self.rows(
             f"SELECT employees FROM enterprise_finance_{y} WHERE company_name = {sql_str(co)}"
         )[0][0]
@@ -328,14 +327,14 @@ class BuiltinMakers(Clarify):
             "write_fix_employees+Missing_year",
             text,
             [act.format(y)],
-            [act.format(2022)],
+            [act.format(self.years[-1])],
             [f"enterprise_finance_{y}"],
             [Underspec(Label("Missing", "", "year"), str(y))],
         )
 
     def _wu_profit_not_exist(self) -> DomainDraft | None:
         rng = self.rng
-        y = rng.choice(FIN_YEARS)
+        y = rng.choice(self.years)
         co = self.fin_company(y)
         s = self.company_surface(co)
         if s is None:
@@ -402,7 +401,7 @@ class BuiltinMakers(Clarify):
         got = self.scope_loc("Error", "district")
         if got is None:
             return None
-        gold_d, naive_d, _, loc_text, us = got
+        gold_d, naive_d, _, loc_text, us, _ = got
         pj = project_name(rng, set(self.w.projects))
         dev = rng.choice(self.w.developers)
         tail, ins = self.sale_insert(gold_d.sales, pj, dev, "residential", "completed")

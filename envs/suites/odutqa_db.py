@@ -18,13 +18,19 @@ Contract
   record's WHERE condition abbreviates (so the abbreviation matches several). Numeric values are
   drawn from the gold rows' ranges (prices per city), rounded as the gold rows are; plot names
   follow the formats of the gold rows, so real and synthetic rows look alike.
+- Storage order: rows are planned gold first (the fit relies on it), then :func:`store_shuffled`
+  rewrites every table in an order that depends only on each row's own values (a keyed hash of
+  them), never on which rows are gold: "take the first matching row by rowid" finds a gold row no
+  more often than any other matching row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import re
+import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -447,3 +453,25 @@ def plan_rows(
                     rows.append(_fill(row, t, vals, trng, avoid=seen.get(name)))
         out[t] = rows
     return out, fixed
+
+
+def _row_key(*values: Any) -> str:
+    """A keyed hash of one row's values (its storage-order key)."""
+    return hashlib.blake2b(repr(values).encode(), key=str(SEED).encode(), digest_size=8).hexdigest()
+
+
+def store_shuffled(conn: sqlite3.Connection, tables: Iterable[str]) -> None:
+    """Rewrite each table's rows in an order that depends only on the rows' values (see the
+    module docstring): rowids no longer say which rows the gold answers came from."""
+    conn.create_function("clarisql_row_key", -1, _row_key, deterministic=True)
+    for t in tables:
+        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')]
+        names = ", ".join(f'"{c}"' for c in cols)
+        conn.execute("DROP TABLE IF EXISTS temp._order")
+        conn.execute(
+            f'CREATE TEMP TABLE _order AS SELECT {names} FROM "{t}" '
+            f"ORDER BY clarisql_row_key({names}), rowid"
+        )
+        conn.execute(f'DELETE FROM "{t}"')
+        conn.execute(f'INSERT INTO "{t}" ({names}) SELECT {names} FROM temp._order ORDER BY rowid')
+        conn.execute("DROP TABLE temp._order")

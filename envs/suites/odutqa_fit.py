@@ -33,6 +33,7 @@ from clarisql.envs.suites.odutqa_db import (
     _conjuncts,
     caption_scope,
     plan_rows,
+    store_shuffled,
     table_parts,
 )
 
@@ -209,6 +210,7 @@ def build_full_database(
             repair(conn, records[i], fixed)
         if not failing:
             break
+    store_shuffled(conn, sorted(rows))  # rowids independent of the gold (odutqa_db)
     conn.commit()
     failing = [i for i in checked if not _runs_right(conn, records[i])]
     tmp = path.with_suffix(f".tmp{os.getpid()}")

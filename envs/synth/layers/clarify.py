@@ -21,7 +21,12 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   literal table) give a different answer than the gold, and for each part >= 2 of its candidate
   readings give different non-empty answers (intent: the candidate aggregates; scope: the scope
   values; misspelled scope value or name: the values it is close to, by difflib similarity or by
-  sharing the first word).
+  sharing the first word);
+- no explorer can rank the readings (:mod:`clarisql.envs.explorers`: nearest by edit distance,
+  prefix, character trigrams, first row by rowid, most frequent): a scope or name part counts
+  only the candidates that no explorer separates from the gold, and >= 2 of those must be left
+  and give different answers. A gold that the nearest value, the only completion of a prefix,
+  the first matching row or the commonest value would find is not a clarification task.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clarisql.envs.explorers import Candidate, unrankable, value_stats
 from clarisql.envs.synth.layers.common import (
     Agg,
     Made,
@@ -259,7 +265,7 @@ class _ClarifyGen:
         )
         if exists is None or exists[0][0]:
             return None
-        return gold, surface, cands[:MAX_CANDIDATES]
+        return gold, surface, cands  # every reading: the explorers rank them all
 
     def name_surface(
         self, gold: str, vals: list[str], base: str, col: ColumnProfile
@@ -385,11 +391,17 @@ class _ClarifyGen:
             readings["intent"] = [build(c, g_scope, e1).sql() for c in order]
         if sc is not None and sp is not None:
             pool = sc.values if scope_kind != "Error" else self.error_pool(sp[2], sc.values)
-            first = [sp[0], *([sp[1]] if sp[1] in pool and sp[1] != sp[0] else [])]
-            pool = [*first, *[x for x in pool if x not in first]][:MAX_CANDIDATES]
-            readings["scope"] = [build(base_g, x, e1).sql() for x in pool]
+            # only the readings no explorer separates from the gold count (module docstring)
+            surface = None if scope_kind == "Missing" else show(sp[2])
+            keep = unrankable(surface, self.scope_candidates(sc, pool), sp[0])
+            if len(keep) < 2:
+                return None
+            readings["scope"] = [build(base_g, x, e1).sql() for x in keep[:MAX_CANDIDATES]]
         if ent is not None:
-            readings["name"] = [build(base_g, g_scope, x).sql() for x in ent[3]]
+            keep = self.unrankable_values(gold_table, ent[0].name, ent[2], ent[3], ent[1])
+            if len(keep) < 2:
+                return None
+            readings["name"] = [build(base_g, g_scope, x).sql() for x in keep[:MAX_CANDIDATES]]
         # the first STOP readings of each part run at once; further ones only when needed
         self.v.prefetch(q for qs in readings.values() for q in qs[:STOP])
         checks = {
@@ -398,6 +410,29 @@ class _ClarifyGen:
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
+
+    def scope_candidates(self, sc: _Scope, pool: list[Any]) -> list[Candidate]:
+        """The scope values of ``pool`` as explorer candidates: a column's values with their
+        first rowid and row count; a family's tables in name order with their row counts."""
+        if sc.column is None:
+            out = []
+            for i, (val, table) in enumerate(zip(sc.values, sc.tables, strict=True)):
+                if val in pool:
+                    n = self.rows(f"SELECT COUNT(*) FROM {qi(table)}")
+                    out.append(Candidate(val, i + 1, n[0][0] if n else None))
+            return out
+        col = sc.expr or qi(sc.column.name)
+        return value_stats(self.rows, qi(sc.tables[0]), col, pool)
+
+    def unrankable_values(
+        self, table: str, column: str, surface: Any, cands: list[Any], gold: Any
+    ) -> list[Any]:
+        """The values of ``cands`` (of ``table.column``) that no explorer separates from
+        ``gold`` given what the user wrote (``surface``; ``None`` for nothing)."""
+        if gold not in cands:
+            cands = [gold, *cands]
+        stats = value_stats(self.rows, qi(table), qi(column), cands)
+        return unrankable(None if surface is None else show(surface), stats, gold)
 
     def settled_by_all(
         self, gold_rows: list[tuple], parts: list[str], relaxed: Callable[[tuple[str, ...]], Agg]

@@ -80,6 +80,10 @@ class DraftedClarify:
         if got is None:
             return None
         kind, surface, naive_value, cands = got
+        # only readings no explorer separates from the gold count (clarisql.envs.explorers)
+        cands = self.gen.unrankable_values(table, col, surface, cands, value)
+        if len(cands) < 2:
+            return None
         shown = f"'{surface}'" if isinstance(surface, str) else show(surface)
         question = pat.sub(lambda _: shown, d.question)
         naive = d.sql.replace(ref, f"{qi(table)}.{qi(col)} = {sql_lit(naive_value)}")

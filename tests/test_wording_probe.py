@@ -1,0 +1,55 @@
+"""The wording probe must catch a planted leak and must not see one in a minimal-pair suite."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location(
+    "wording_probe", ROOT / "benchmarks" / "wording_probe.py"
+)
+wp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(wp)  # type: ignore[union-attr]
+
+ATTRS = [f"attr{i}" for i in range(40)]
+NAMES = [f"name{i}" for i in range(40)]
+
+
+def _texts(rng: random.Random, n: int, leak: str | None) -> list[str]:
+    out = []
+    for _ in range(n):
+        t = f"What was the {rng.choice(ATTRS)} of {rng.choice(NAMES)} in {rng.randint(2000, 2030)}?"
+        out.append(t if leak is None else f"{t} {leak}")
+    return out
+
+
+def test_probe_catches_a_planted_leak() -> None:
+    rng = random.Random(0)
+    r = wp.probe_texts(
+        _texts(rng, 60, "please"),
+        _texts(rng, 60, None),
+        _texts(rng, 40, "please"),
+        _texts(rng, 40, None),
+    )
+    assert r["pairs"] >= 0.95 and r["all"] >= 0.95
+
+
+def test_probe_at_chance_on_minimal_pairs() -> None:
+    rng = random.Random(1)
+    r = wp.probe_texts(
+        _texts(rng, 80, None), _texts(rng, 80, None), _texts(rng, 60, None), _texts(rng, 60, None)
+    )
+    assert r["pairs"] <= 0.65 and r["all"] <= 0.65
+
+
+def test_look_alikes_pick_the_twin() -> None:
+    pos = ["What was the gross profit of Acme in 2020?", "Write a poem about Avon."]
+    neg = ["How many sales were recorded in Avon?", "What was the net profit of Acme in 2020?"]
+    assert wp.look_alikes(pos, neg) == [(pos[0], neg[1])]  # the other two share too few words
+    assert wp.look_alikes(pos, neg, 0.0) == [(pos[0], neg[1]), (pos[1], neg[0])]
