@@ -10,6 +10,12 @@ nothing matches, the reply is neutral and adds no information (and never hints a
 ``gate`` chooses what is matched: ``"labels"`` (the agent's labels, as above), ``"text"`` (the
 free-text question, mapped to the labels it addresses by a question mapper, see
 :mod:`clarisql.envs.simulators.gate`) or ``"both"`` (either).
+
+Bounded, precise clarification: a turn that asks about more than any task could need (labels
+beyond :class:`~clarisql.envs.simulators.gate.GateRules`' bounds, one span labelled several ways,
+overlapping spans; in free text too many aspects, names or alternatives at once) reveals nothing,
+even the labels it got right, and is answered ``refusal_reply`` ("one thing at a time"): the same
+text whatever the task and its gold, decided from the turn alone (never from the gold's size).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clarisql.envs.simulators.base import DialogueContext, SimulatorReply, UserSimulator
+from clarisql.envs.simulators.gate import REFUSAL_REPLY
 from clarisql.envs.tasks import Label, Underspec
 
 DEFAULT_TEMPLATES: dict[str, str] = {
@@ -43,6 +50,7 @@ class FixedSimulator(UserSimulator):
         gate: str = "labels",
         mapper: Any = None,
         gate_rules: Mapping[str, Any] | None = None,
+        refusal_reply: str = REFUSAL_REPLY,
     ):
         """``templates`` per label kind (``{value}``, ``{slot}``, ``{content}``); ``slot_names``
         renders slot types in the reply's language (e.g. ``{"city": "城市"}``); ``gate``:
@@ -53,6 +61,7 @@ class FixedSimulator(UserSimulator):
 
         self.templates = {**DEFAULT_TEMPLATES, **(templates or {})}
         self.neutral_reply = neutral_reply
+        self.refusal_reply = refusal_reply
         self.slot_names = dict(slot_names or {})
         self.gate_rules = GateRules.from_dict(gate_rules)
         self._mapper_spec = mapper
@@ -114,11 +123,20 @@ class FixedSimulator(UserSimulator):
         return hits, info
 
     def respond(self, message: str, labels: list[Label], ctx: DialogueContext) -> SimulatorReply:
+        from clarisql.envs.simulators.gate import TOO_BROAD, label_breadth
+
         gold = ctx.task.underspecs
-        hits = self.match(labels, gold) if self.gate != "text" else []
         info: dict[str, Any] = {}
+        hits: list[Underspec] = []
+        if self.gate != "text" and labels:
+            why = label_breadth(labels, self.gate_rules)
+            if why is not None:
+                return SimulatorReply(self.refusal_reply, [], earned=False, info={"broad": why})
+            hits = self.match(labels, gold)
         if self.gate != "labels" and message.strip():
             text_hits, info = self.text_match(message, ctx)
+            if str(info.get("vague", "")).startswith(TOO_BROAD):
+                return SimulatorReply(self.refusal_reply, [], earned=False, info=info)
             chosen = {id(u) for u in hits} | {id(u) for u in text_hits}
             hits = [u for u in gold if id(u) in chosen]
         if not hits:
