@@ -200,7 +200,10 @@ def _slot_asked(question: str, slot: str, aspects: frozenset[str]) -> bool:
     slot that is no column, e.g. a synthesized ``EndDate year``)."""
     s = slot.strip()
     words = phrase(s)
-    return s.casefold() in aspects or words in aspects or bool(asked_phrases(question, (words,)))
+    if s.casefold() in aspects or words in aspects or asked_phrases(question, (words,)):
+        return True
+    # the slot's head noun asked on its own: "which country" for ``BillingCountry``
+    return any(words.endswith(" " + a) for a in aspects if a != "intent")
 
 
 def addressed(
