@@ -24,23 +24,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "gate_questions.jsonl"
+#: requests, gold labels and schemas taken from suites synthesized from databases we did not
+#: design (``extract``), so the set does not need the databases
+SYNTH = ROOT / "benchmarks" / "gate_questions_synth.json"
+N_SYNTH = 4  # synthesized requests per kind and suite
 N_EN = 6  # English requests per kind
 
 EN = {
     "intent": [
-        "What exactly do you want to know?",
-        "Which figure should I report?",
-        "What information are you looking for?",
-        "Which measure are you interested in?",
-        "What would you like me to return: a total, an average, a count?",
-        "What kind of answer do you expect?",
-        "Which number do you need?",
-        "About this, what do you want to see exactly?",
+        # an intent question names what it is about (a word of the request, {anchor}): a
+        # generic "what do you want to know?" reveals nothing (it is in OFF_EN)
+        "What exactly do you want to know about the {anchor}?",
+        "Which figure about the {anchor} should I report?",
+        "What information about the {anchor} are you looking for?",
+        "Which measure of the {anchor} are you interested in?",
+        "For the {anchor}, should I return a total, an average or a count?",
+        "What kind of answer do you expect about the {anchor}?",
+        "Which number do you need for the {anchor}?",
+        "About the {anchor}, what do you want to see exactly?",
         # phrasings with no cue word of the lexical catalog (added after the cues were written)
-        "What should the result show?",
-        "How should I measure that?",
-        "Total, average or count?",
-        "What should I compute for you?",
+        "What should the result show for the {anchor}?",
+        "How should I measure the {anchor}?",
+        "Total, average or count of the {anchor}?",
+        "What should I compute for the {anchor}?",
     ],
     "Missing": [
         "Which {slot} do you mean?",
@@ -83,12 +89,12 @@ SLOT_WORDS = {
 }
 ZH = {
     "intent": [
-        "你具体想了解哪方面的信息？",
-        "你想知道哪个指标？",
-        "需要查询什么数据？",
-        "您关注的是哪一项？",
-        "你问的是价格还是成交量？",
-        "具体是想查什么内容？",
+        "关于{anchor}，你具体想了解哪方面的信息？",
+        "{anchor}的话，你想知道哪个指标？",
+        "关于{anchor}，需要查询什么数据？",
+        "{anchor}这方面您关注的是哪一项？",
+        "{anchor}你问的是价格还是成交量？",
+        "关于{anchor}具体是想查什么内容？",
     ],
     "Missing": [
         "请问是哪个{slot}？",
@@ -192,6 +198,10 @@ ZH_TASKS = [
     ),
 ]
 OFF_EN = [
+    "What exactly do you want to know?",
+    "What would you like to know?",
+    "Which figure should I report?",
+    "What information are you looking for?",
     "Anything unclear?",
     "Can you tell me more?",
     "Tell me everything.",
@@ -202,6 +212,8 @@ OFF_EN = [
     "Before I start, is there something I am missing?",
 ]
 OFF_ZH = [
+    "你具体想了解哪方面的信息？",
+    "你想知道哪个指标？",
     "有什么不清楚的吗？",
     "请详细说明。",
     "能再说清楚一点吗？",
@@ -236,22 +248,28 @@ def _kind(label) -> str:
     return "intent" if label == "intent" else label[2]
 
 
-def _render(tpl: str, label, t: int, zh: bool) -> str:
+def _render(tpl: str, label, t: int, zh: bool, request: str = "", avoid=()) -> str:
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+    from clarisql.policies.text_questions import anchor
+
     if label == "intent":
-        return tpl
+        return tpl.format(anchor=anchor(request, avoid))
     content, slot, _ = label
-    word = ZH_SLOTS.get(slot, slot) if zh else SLOT_WORDS.get(slot, [slot])[t % 4]
+    word = ZH_SLOTS.get(slot, slot) if zh else SLOT_WORDS.get(slot, [phrase(slot)] * 4)[t % 4]
     return tpl.format(content=content, slot=word)
 
 
-def _items_for(request: str, gold: list, zh: bool, schema: str, tag: str) -> list[dict]:
+def _items_for(
+    request: str, gold: list, zh: bool, schema: str, tag: str, other_slots=ALL_SLOTS
+) -> list[dict]:
     items = []
     table = ZH if zh else EN
+    contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
     for i, (label, _) in enumerate(gold):
         for t, tpl in enumerate(table[_kind(label)]):
             items.append(
                 {
-                    "question": _render(tpl, label, t, zh),
+                    "question": _render(tpl, label, t, zh, request, contents),
                     "target": [i],
                     "kind": _kind(label),
                     "split": "train" if t % 2 == 0 else "test",
@@ -261,7 +279,7 @@ def _items_for(request: str, gold: list, zh: bool, schema: str, tag: str) -> lis
     off = OFF_ZH if zh else OFF_EN
     extra = [
         q.format(slot=ZH_SLOTS[s] if zh else s)
-        for s in ALL_SLOTS
+        for s in other_slots
         if s not in missing and not any(lb != "intent" and lb[1] == s for lb, _ in gold)
         for q in (["请问是哪个{slot}？"] if zh else ["Which {slot} do you mean?"])
     ]
@@ -308,7 +326,69 @@ def build() -> list[dict]:
             items += _items_for(t.utterance, gold, False, SCHEMA_EN, t.id)
     for i, (request, gold) in enumerate(ZH_TASKS):
         items += _items_for(request, gold, True, SCHEMA_ZH, f"zh/{i:02d}")
+    items += synth_items()
     return items
+
+
+def _other_columns(schema: str, gold: list) -> tuple[str, ...]:
+    """Two column phrases of the schema that no gold label is about (off-target slots)."""
+    from clarisql.envs.simulators.gate.schema_aspects import phrase, schema_phrases
+
+    taken = {phrase(lb[1]) for lb, _ in gold if lb != "intent"}
+    cols = [p for p in schema_phrases(schema) if p not in taken and " " in p]
+    return tuple(cols[:2])
+
+
+def synth_items() -> list[dict]:
+    """Items over the synthesized suites (:data:`SYNTH`): the English templates, their slots in
+    words (``BillingState``: "billing state"), off-target questions about other columns."""
+    if not SYNTH.exists():
+        return []
+    items: list[dict] = []
+    for rec in json.loads(SYNTH.read_text(encoding="utf-8")):
+        gold = [(g["label"], g["value"]) for g in rec["gold"]]
+        tag = f"{rec['suite']}/{rec['id']}"
+        other = _other_columns(rec["schema"], gold)
+        for it in _items_for(rec["request"], gold, False, rec["schema"], tag, other):
+            items.append({**it, "lang": "en-synth"})
+    return items
+
+
+def extract(dirs: list[str]) -> int:
+    """Write :data:`SYNTH` from synthesized suite folders (``clarisql synth SRC --out DIR``):
+    the first ``N_SYNTH`` tasks with a label of each kind, per suite."""
+    from clarisql.envs.database import get_image
+    from clarisql.envs.schema import schema_summary
+    from clarisql.envs.suites import load_suite
+
+    out = []
+    for d in dirs:
+        suite = load_suite(str(Path(d) / "tasks.jsonl"))
+        name = Path(d).name
+        used: set[str] = set()
+        for kind in ("intent", "Missing", "Error", "Unmatch", "not-exist"):
+            picked = [
+                t
+                for t in suite.tasks
+                if t.id not in used and any(u.label.kind == kind for u in t.underspecs)
+            ][:N_SYNTH]
+            for t in picked:
+                used.add(t.id)
+                db = suite.database(t)
+                out.append(
+                    {
+                        "suite": name,
+                        "id": t.id,
+                        "request": t.utterance,
+                        "gold": [
+                            {"label": u.label.to_json(), "value": u.value} for u in t.underspecs
+                        ],
+                        "schema": schema_summary(get_image(db.path, db.post_copy_sql)),
+                    }
+                )
+    SYNTH.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(out)} synthesized requests to {SYNTH}")
+    return 0
 
 
 def calibrate(items: list[dict]) -> int:
@@ -345,11 +425,15 @@ def calibrate(items: list[dict]) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=("write", "eval", "calibrate"))
+    ap.add_argument("cmd", choices=("write", "eval", "calibrate", "extract"))
+    ap.add_argument("dirs", nargs="*", help="extract: synthesized suite folders")
+    ap.add_argument("--lang", default=None, help="eval: only items of this lang (en, zh, en-synth)")
     ap.add_argument("--mapper", default="offline")
     ap.add_argument("--split", default="test")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT.parent))
+    if args.cmd == "extract":
+        return extract(args.dirs)
     if args.cmd == "write":
         items = build()
         OUT.parent.mkdir(parents=True, exist_ok=True)
@@ -362,6 +446,8 @@ def main() -> int:
     from clarisql.envs.simulators.gate.evaluate import evaluate, load_items
 
     items = load_items(OUT)
+    if args.lang:
+        items = [it for it in items if it["lang"] == args.lang]
     if args.cmd == "calibrate":
         return calibrate(items)
     r = evaluate(items, make_mapper(args.mapper), split=None if args.split == "all" else args.split)

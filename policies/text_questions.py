@@ -34,26 +34,42 @@ def _aspect(u: Underspec) -> str:
     return "intent" if u.label.kind == "intent" else u.label.slot
 
 
-_STOPISH = re.compile(r"^(?:what|which|when|where|show|tell|give|please|could|would|should|there)$")
+_STOPISH = re.compile(
+    r"^(?:what|which|when|where|show|tell|give|please|could|would|should|there|particular|"
+    r"specific|working|looking|thinking)$"
+)
 
 
-def anchor(text: str) -> str:
-    """A word (English) or four characters (Chinese) of the request for the intent question."""
+def anchor(text: str, avoid: tuple[str, ...] = ()) -> str:
+    """A word (English) or up to four characters (Chinese) of the request for the intent
+    question, outside the spans in ``avoid`` (naming a labelled span would ask about it too)."""
+    for a in avoid:
+        if a.strip():
+            text = text.replace(a, " | ")
     if is_chinese(text):
-        runs = sorted(re.findall(r"[\u3400-\u9fff]{2,}", text), key=len, reverse=True)
-        run = re.sub(r"^(?:请问|请告知|请|就|在|住在|关于)", "", runs[0]) if runs else ""
-        return run[:4] or (runs[0][:4] if runs else text[:4])
+        runs = [
+            re.sub(r"^(?:请问|请告知|请|就|在|住在|关于|的)+", "", r)
+            for r in re.findall(r"[\u3400-\u9fff]{2,}", text)
+        ]
+        runs = sorted((r for r in runs if len(r) >= 2), key=len, reverse=True)
+        return runs[0][:4] if runs else ""
     from clarisql.envs.simulators.gate.aspects import ASPECTS
     from clarisql.envs.simulators.gate.text import _STOP
 
     words = [
+        re.sub(r"['’]s$", "", w)
+        for w in re.findall(r"[A-Za-z][A-Za-z'’-]+", text)
+        if "'" not in w[:-2] and "’" not in w[:-2]
+    ]
+    words = [
         w
-        for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text)
-        if w.lower() not in _STOP
+        for w in words
+        if len(w) >= 3
+        and w.lower() not in _STOP
         and not _STOPISH.match(w.lower())
         and not any(a.cues.search(w) for a in ASPECTS)
     ]
-    return max(words, key=len).lower() if words else text.split()[0]
+    return max(words, key=len).lower() if words else "request"
 
 
 def _slot_words(slot: str) -> str:
@@ -88,7 +104,7 @@ def questions_for(task: Task, max_aspects: int = 2) -> list[tuple[str, list[Unde
     """``(question, labels it asks about)`` groups covering every gold label of ``task``: intent
     and Missing slots in groups of at most ``max_aspects``, each named span on its own."""
     chinese = is_chinese(task.utterance)
-    where = anchor(task.utterance)
+    where = anchor(task.utterance, tuple(u.label.content for u in task.underspecs))
     groups: list[list[Underspec]] = []
     for u in task.underspecs:
         if u.label.content.strip():

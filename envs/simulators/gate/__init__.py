@@ -86,7 +86,7 @@ class GateRules:
     max_content: int = 4
     max_aspects: int = 2
     max_names: int = 2
-    max_things: int = 3
+    max_things: int = 2
     max_list: int = 3
     max_identifiers: int = 3
     max_echo: float = 0.8
@@ -203,6 +203,9 @@ def _slot_asked(question: str, slot: str, aspects: frozenset[str]) -> bool:
     if s.casefold() in aspects or words in aspects or asked_phrases(question, (words,)):
         return True
     # the slot's head noun asked on its own: "which country" for ``BillingCountry``
+    head = words.split()[-1] if words else ""
+    if len(head) >= 3 and head != words and asked_phrases(question, (head,)):
+        return True
     return any(words.endswith(" " + a) for a in aspects if a != "intent")
 
 

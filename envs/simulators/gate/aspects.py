@@ -2,7 +2,7 @@
 
 An *aspect* is what a question asks about: ``intent`` (what to return), a scope slot (``city``,
 ``district``, ``year``: which table) or a condition slot (``enterprise``, ``project``: which
-entity). Each has English and Chinese cue words (lexical evidence) and prototype questions
+entity). "Full name" is no aspect: it asks about a named span, not a slot. Each has English and Chinese cue words (lexical evidence) and prototype questions
 (embedding evidence). The catalog is the same for every task, so detecting an aspect in a
 question says nothing about the task's gold labels.
 """
@@ -73,8 +73,8 @@ ASPECTS: tuple[Aspect, ...] = (
     Aspect(
         "enterprise",
         _cue(
-            r"company|companies|enterprise|enterprises|firm|corporation|business|full company name|legal name|registered name",
-            r"企业|公司|集团|全称|工商名",
+            r"company|companies|enterprise|enterprises|firm|corporation|business",
+            r"企业|公司|集团",
         ),
         ("Which company do you mean?", "What is the company's full name?", "请问企业全称是什么？"),
     ),

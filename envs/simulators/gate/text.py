@@ -182,12 +182,14 @@ _LIST_SEP = re.compile(r",|、|，|;|；|\bor\b|\band\b|或者|还是|或|以及
 
 
 def list_items(question: str) -> int:
-    """The most alternatives one sentence of the question lists ("A, B, C or D": 4)."""
+    """The most alternatives one sentence of the question lists: the short parts (at most four
+    tokens) between list separators ("Station, Stanton, Staunton or Stratton": 4); clauses of
+    an ordinary sentence joined by "and" are not a list."""
     best = 1
-    for part in re.split(r"[?？。!！]", _QUOTED.sub(" ", question)):
-        seps = len(_LIST_SEP.findall(part))
-        if seps:
-            best = max(best, seps + 1)
+    for part in re.split(r"[?？。!！]", _QUOTED.sub(" x ", question)):
+        segs = [p for p in _LIST_SEP.split(part) if tokens(p)]
+        if len(segs) >= 2:
+            best = max(best, sum(1 for p in segs if len(tokens(p)) <= 4))
     return best
 
 
