@@ -423,6 +423,17 @@ def calibrate(items: list[dict]) -> int:
     return 0
 
 
+def _one_thread() -> None:
+    """The mapper's model is small and its inputs short: one torch thread is fastest, and on a
+    busy machine many threads make each encode ten times slower."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cmd", choices=("write", "eval", "calibrate", "extract"))
@@ -432,6 +443,7 @@ def main() -> int:
     ap.add_argument("--split", default="test")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT.parent))
+    _one_thread()
     if args.cmd == "extract":
         return extract(args.dirs)
     if args.cmd == "write":

@@ -106,6 +106,8 @@ class GateRules:
 REFUSAL_REPLY = (
     "Please ask about one thing at a time: point at the one part of my request that is unclear."
 )
+#: the same in Chinese, for a request in Chinese (ODUTQA-MDC)
+REFUSAL_REPLY_ZH = "请一次只问一件事：指出我的请求里具体哪一处不清楚。"
 #: reasons that start with this mark a turn refused as too broad (it gets :data:`REFUSAL_REPLY`)
 TOO_BROAD = "too broad: "
 
@@ -268,6 +270,7 @@ def make_mapper(spec: str | QuestionMapper | None = None, **kwargs: Any) -> Ques
 __all__ = [
     "ASPECT_NAMES",
     "REFUSAL_REPLY",
+    "REFUSAL_REPLY_ZH",
     "TOO_BROAD",
     "label_breadth",
     "GATE_MODES",

@@ -42,6 +42,8 @@ ASPECTS: tuple[Aspect, ...] = (
             "Which figure should I report?",
             "What information are you looking for?",
             "Which measure do you mean?",
+            "Should I return a total, an average or a count?",
+            "What should the result show?",
             "你具体想了解哪方面的信息？",
             "你想知道哪个指标？",
         ),

@@ -31,7 +31,7 @@ from typing import Any
 from clarisql.envs.simulators.gate import GateContext, MappedQuestion
 from clarisql.envs.simulators.gate.aspects import ASPECTS
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, schema_phrases
-from clarisql.envs.simulators.gate.text import strip_quoted
+from clarisql.envs.simulators.gate.text import _STOP, strip_quoted, tokens
 
 #: calibrated on the training half of the labelled question set (benchmarks/bench_gate.py)
 DEFAULT_THRESHOLD = 0.625
@@ -103,6 +103,7 @@ class OfflineMapper:
         word and mostly Latin script (the packaged model is English), the best prototype
         similarity of the clause's single closest aspect."""
         rest = strip_quoted(question, request)
+        req_words = {t for t in tokens(request) if t not in _STOP}
         out = {a.name: 0.0 for a in ASPECTS}
         clauses = [c.strip() for c in _CLAUSES.split(rest) if len(c.strip()) >= 2] or [rest]
         to_embed = []
@@ -111,7 +112,10 @@ class OfflineMapper:
             for name in cued:
                 out[name] = 1.0
             if not cued and self._protos is not None and _latin(clause):
-                to_embed.append(clause)
+                # words of the request ("...for the silverton") are what the question is
+                # about, not how it asks: the embedding reads the asking words only
+                asking = " ".join(t for t in clause.split() if t not in req_words) or clause
+                to_embed.append(asking)
         if to_embed:
             names, protos = self._protos
             sims = self._model.encode(to_embed, normalize_embeddings=True) @ protos.T
