@@ -330,6 +330,77 @@ def build() -> list[dict]:
     return items
 
 
+#: The held-back half of the synthesized items: phrasings written after the mapper was frozen
+#: (commit "mapper frozen"), never used to change it. Split ``heldout``.
+HELDOUT_EN = {
+    "intent": [
+        "Sorry, what figure on the {anchor} do you need?",
+        "Do you want a count of the {anchor} or something else?",
+        "What is it about the {anchor} that you want reported?",
+        "Which statistic of the {anchor} matters to you?",
+    ],
+    "Missing": [
+        "Which {slot} is this about?",
+        "What's the {slot} you have in mind?",
+        "Please name the {slot}.",
+        "Is there a specific {slot} you mean?",
+    ],
+    "Error": [
+        "'{content}' looks off. Which {slot} did you intend?",
+        "Should '{content}' be a different {slot}?",
+        "Are you sure about {content}?",
+        "Can you confirm the {slot} '{content}'?",
+    ],
+    "not-exist": [
+        "'{content}' is only part of a name; what is the whole name?",
+        "What's the complete value for '{content}'?",
+        "Which exact {slot} do you mean by '{content}'?",
+        "Can you spell out '{content}' in full?",
+    ],
+}
+HELDOUT_EN["Unmatch"] = HELDOUT_EN["Error"]
+HELDOUT_OFF = [
+    "What would you like me to do?",
+    "Is everything in your request correct?",
+    "Could you rephrase that?",
+    "Any other details?",
+    "Which {col} do you mean?",
+]
+
+
+def heldout_items(rec: dict) -> list[dict]:
+    """The held-back items of one synthesized request (:data:`HELDOUT_EN`)."""
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+    from clarisql.policies.text_questions import anchor
+
+    gold = [(g["label"], g["value"]) for g in rec["gold"]]
+    contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
+    items = []
+    for i, (label, _) in enumerate(gold):
+        for tpl in HELDOUT_EN[_kind(label)]:
+            if label == "intent":
+                q = tpl.format(anchor=anchor(rec["request"], contents))
+            else:
+                q = tpl.format(content=label[0], slot=phrase(label[1]))
+            items.append({"question": q, "target": [i], "kind": _kind(label)})
+    for tpl in HELDOUT_OFF:
+        cols = _other_columns(rec["schema"], gold) if "{col}" in tpl else ("",)
+        for col in cols:
+            items.append({"question": tpl.format(col=col), "target": [], "kind": "off-target"})
+    return [
+        {
+            "id": f"{rec['suite']}/{rec['id']}/h{j:02d}",
+            "lang": "en-synth",
+            "request": rec["request"],
+            "gold": rec["gold"],
+            "schema": rec["schema"],
+            **it,
+            "split": "heldout",
+        }
+        for j, it in enumerate(items)
+    ]
+
+
 def _other_columns(schema: str, gold: list) -> tuple[str, ...]:
     """Two column phrases of the schema that no gold label is about (off-target slots)."""
     from clarisql.envs.simulators.gate.schema_aspects import phrase, schema_phrases
@@ -351,6 +422,7 @@ def synth_items() -> list[dict]:
         other = _other_columns(rec["schema"], gold)
         for it in _items_for(rec["request"], gold, False, rec["schema"], tag, other):
             items.append({**it, "lang": "en-synth"})
+        items += heldout_items(rec)
     return items
 
 
