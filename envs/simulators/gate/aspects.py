@@ -33,7 +33,9 @@ ASPECTS: tuple[Aspect, ...] = (
             r"indicator|quantity|column|field|attribute|kind of (?:result|answer|information))"
             r"|what (?:information|figure|measure|metric|detail|details|aspect|indicator|quantity|kind of|sort of|"
             r"should i (?:return|report|show|compute))|what (?:do you want|would you like) (?:me )?to (?:return|report|show|compute)"
-            r"|want to know|looking for|interested in|which result|what result",
+            r"|want to know|looking for|interested in|which result|what result"
+            r"|(?:do|would) you (?:want|need|like) (?:a|an|the) (?:count|total|sum|average|mean|maximum|minimum|number|list)"
+            r"|(?:that|what) you want (?:reported|returned|shown|computed|calculated|counted)",
             r"想知道|想了解|想要|想查|哪个指标|什么指标|哪项|哪一项|哪方面|哪个方面|什么方面|具体想|什么信息|哪些信息"
             r"|什么数据|哪个数据|关注|需要什么|查询什么|问的是",
         ),

@@ -26,8 +26,8 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 _LINE = re.compile(r"^(?:VIEW )?([^\s(][^(\n]*?)\((.*)\)[ \t]*$", re.M)
 #: words that make a nearby phrase the object of a question
 ASKING = frozenset(
-    "which what whose specify particular specific tell mean meant name confirm clarify "
-    "exact exactly".split()
+    "which what what's whats which's whose specify particular specific tell mean meant name "
+    "confirm clarify exact exactly mind".split()
 )
 #: key-like columns (ids, codes) and type words are not aspects anyone asks about
 _SKIP_LAST = frozenset({"id", "ids", "key", "pk", "fk", "uuid", "rowid"})
