@@ -359,6 +359,42 @@ HELDOUT_EN = {
     ],
 }
 HELDOUT_EN["Unmatch"] = HELDOUT_EN["Error"]
+#: Round 2: written after the second freeze (the first held-back half had been used to fix the
+#: mapper, so it no longer counts as held back). Split ``heldout2``.
+HELDOUT2_EN = {
+    "intent": [
+        "Regarding the {anchor}, which value do you need me to calculate?",
+        "Are you after the total, the average or the count for the {anchor}?",
+        "What result do you expect for the {anchor}?",
+        "What should I tell you about the {anchor}: its size, a sum, an extreme?",
+    ],
+    "Missing": [
+        "For which {slot} should I look?",
+        "Which {slot} are we talking about?",
+        "Could you specify which {slot}?",
+        "What {slot} should I use?",
+    ],
+    "Error": [
+        "I could not match '{content}'. What did you mean?",
+        "Did you type '{content}' correctly?",
+        "Is '{content}' what you meant, or another {slot}?",
+        "Which {slot} should replace '{content}'?",
+    ],
+    "not-exist": [
+        "What is '{content}' short for?",
+        "'{content}' matches several entries; what is the full one?",
+        "Could you give '{content}' exactly as it is recorded?",
+        "What is the precise {slot} behind '{content}'?",
+    ],
+}
+HELDOUT2_EN["Unmatch"] = HELDOUT2_EN["Error"]
+HELDOUT2_OFF = [
+    "Can you say more about your request?",
+    "What else should I know?",
+    "Do you need anything else?",
+    "Hmm, could you be clearer?",
+    "What {col} is it?",
+]
 HELDOUT_OFF = [
     "What would you like me to do?",
     "Is everything in your request correct?",
@@ -368,8 +404,12 @@ HELDOUT_OFF = [
 ]
 
 
-def heldout_items(rec: dict) -> list[dict]:
-    """The held-back items of one synthesized request (:data:`HELDOUT_EN`)."""
+def heldout_items(
+    rec: dict, table: dict | None = None, off: list | None = None, split: str = "heldout"
+) -> list[dict]:
+    """The held-back items of one synthesized request (:data:`HELDOUT_EN`, or round 2)."""
+    table = table or HELDOUT_EN
+    off = off or HELDOUT_OFF
     from clarisql.envs.simulators.gate.schema_aspects import phrase
     from clarisql.policies.text_questions import anchor
 
@@ -377,25 +417,25 @@ def heldout_items(rec: dict) -> list[dict]:
     contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
     items = []
     for i, (label, _) in enumerate(gold):
-        for tpl in HELDOUT_EN[_kind(label)]:
+        for tpl in table[_kind(label)]:
             if label == "intent":
                 q = tpl.format(anchor=anchor(rec["request"], contents))
             else:
                 q = tpl.format(content=label[0], slot=phrase(label[1]))
             items.append({"question": q, "target": [i], "kind": _kind(label)})
-    for tpl in HELDOUT_OFF:
+    for tpl in off:
         cols = _other_columns(rec["schema"], gold) if "{col}" in tpl else ("",)
         for col in cols:
             items.append({"question": tpl.format(col=col), "target": [], "kind": "off-target"})
     return [
         {
-            "id": f"{rec['suite']}/{rec['id']}/h{j:02d}",
+            "id": f"{rec['suite']}/{rec['id']}/{'h' if split == 'heldout' else 'k'}{j:02d}",
             "lang": "en-synth",
             "request": rec["request"],
             "gold": rec["gold"],
             "schema": rec["schema"],
             **it,
-            "split": "heldout",
+            "split": split,
         }
         for j, it in enumerate(items)
     ]
@@ -423,6 +463,7 @@ def synth_items() -> list[dict]:
         for it in _items_for(rec["request"], gold, False, rec["schema"], tag, other):
             items.append({**it, "lang": "en-synth"})
         items += heldout_items(rec)
+        items += heldout_items(rec, HELDOUT2_EN, HELDOUT2_OFF, "heldout2")
     return items
 
 
