@@ -14,6 +14,8 @@ scoring: only what the replies reveal), policies that never see the gold:
   do you want to know?", "What do you mean by 'A', 'B', 'C'?" over the same spans, and (English)
   "Which COL1, COL2, ... do you mean?" over every column name;
 - ``text-shotgun-1``: the same three questions as one message;
+- ``label-guess``: within the bounds, ``intent`` + Missing year + Missing city on every task (what
+  a guess that the bound allows still gets; unneeded labels are the reward's to charge);
 - ``oracle`` / ``oracle-text``: the honest references (the gold labels, the oracle's own questions).
 
 It prints, per suite and policy, the share of underspecified tasks on which the replies revealed
@@ -67,6 +69,11 @@ def spans(text: str) -> list[str]:
 
 def columns(schema: str) -> list[str]:
     return sorted(i for i in schema_identifiers(schema) if not i.startswith("database"))
+
+
+#: the most a turn may carry without a refusal, spent on the commonest needs: intent and the two
+#: commonest Missing slots (a guess within the bounds, not a shotgun)
+GUESS = [Label("intent"), Label("Missing", "", "year"), Label("Missing", "", "city")]
 
 
 def label_shotgun(task, schema):
@@ -128,6 +135,7 @@ def run(suite_spec: str, mapper: str, **kw) -> dict[str, dict[str, float]]:
             "label-shotgun": ("labels", label_shotgun(t, schema)),
             "text-shotgun": ("text", [(q, []) for q in text_questions(t, schema)]),
             "text-shotgun-1": ("text", [(" ".join(text_questions(t, schema)), [])]),
+            "label-guess": ("labels", [("Could you clarify?", GUESS)]),
         }
         for name, (gate, turns) in plays.items():
             sim = sims[gate]

@@ -84,7 +84,7 @@ def ask_one(u: Underspec, chinese: bool, anchor_text: str = "") -> str:
     if chinese:
         slot = SLOT_CN.get(lb.slot, lb.slot)
         if lb.kind == "intent":
-            return f"关于“{anchor_text}”，你具体想了解哪方面的信息？"
+            return f"关于{anchor_text}，你具体想了解哪方面的信息？"
         if lb.kind == "Missing":
             return "请问是哪一年？" if lb.slot == "year" else f"请问是哪个{slot}？"
         if lb.kind == "not-exist":

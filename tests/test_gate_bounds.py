@@ -70,9 +70,9 @@ def test_the_label_shotgun_reveals_nothing_and_is_told_so() -> None:
 
 def test_the_refusal_does_not_depend_on_the_gold() -> None:
     sim = FixedSimulator()
-    base = [Label("Missing", "", s) for s in ("year", "city", "district")]
-    a = sim.respond("Which year, city and district?", base, ctx(ONE))
-    b = sim.respond("Which year, city and district?", base, ctx(FIVE))
+    base = [Label("Missing", "", s) for s in ("year", "city", "district", "project")]
+    a = sim.respond("Which year, city, district and project?", base, ctx(ONE))
+    b = sim.respond("Which year, city, district and project?", base, ctx(FIVE))
     assert (a.text, a.revealed, a.info) == (b.text, b.revealed, b.info)
     assert a.text == REFUSAL_REPLY
     # the decision takes the labels alone: no gold in its signature
@@ -98,7 +98,7 @@ def test_exact_labels_up_to_the_bound_still_work() -> None:
             "over",
         ),
         ([Label("Error", "Staiton", "district"), Label("Missing", "", "district")], "both"),
-        ([Label("Missing", "", s) for s in ("year", "city", "district")], "missing slots"),
+        ([Label("Missing", "", s) for s in ("year", "city", "district", "project")], "missing"),
     ],
 )
 def test_imprecise_label_sets_are_refused(labels, why) -> None:

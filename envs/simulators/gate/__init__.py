@@ -33,9 +33,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
-from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES
+from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
 from clarisql.envs.simulators.gate.text import (
+    _QUOTED,
     anchored,
     echo_fraction,
     list_items,
@@ -74,15 +75,16 @@ class MappedQuestion:
 class GateRules:
     """How much one clarification turn may ask before it reveals nothing (module docstring).
 
-    The label bounds are what any task in ODUTQA-MDC's label grammar needs at most (ODUTQA-MDC's
-    own records: 5 labels, 2 Missing slots, 4 named spans; the built-in and synthesized suites
-    need fewer), never a task's own gold size, so a refusal says nothing about the gold. The
+    The label bounds are what any task in ODUTQA-MDC's label grammar needs at most (its scope
+    has three slots, city, district and year, so at most 3 Missing; its records need at most 5
+    labels and 4 named spans; the built-in and synthesized suites need fewer), never a task's own
+    gold size, so a refusal says nothing about the gold. The
     free-text bounds are "one thing at a time": at most ``max_aspects`` aspects, ``max_names``
     named spans or values, ``max_things`` of both together, ``max_list`` alternatives in a list.
     """
 
     max_labels: int = 5
-    max_missing: int = 2
+    max_missing: int = 3
     max_content: int = 4
     max_aspects: int = 2
     max_names: int = 2
@@ -156,8 +158,16 @@ class QuestionMapper(Protocol):
 
 
 def all_aspects(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:
-    """The mapper's aspects plus the schema's column phrases the question asks about."""
-    return mapped.aspects | asked_phrases(question, schema_phrases(ctx.schema))
+    """The mapper's aspects plus the schema's column phrases the question asks about; a catalog
+    aspect whose cue word occurs only inside a quoted name ("'Science City'") is dropped."""
+    bare = _QUOTED.sub(" ", question)
+    cues = {a.name: a.cues for a in ASPECTS}
+    kept = frozenset(
+        a
+        for a in mapped.aspects
+        if a not in cues or not cues[a].search(question) or cues[a].search(bare)
+    )
+    return kept | asked_phrases(bare, schema_phrases(ctx.schema))
 
 
 def _count_aspects(aspects: frozenset[str]) -> int:
