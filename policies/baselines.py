@@ -8,7 +8,9 @@
 - ``abstain-all``: abstains at once. ``stop-at-once``: stops at once with no answer.
 - ``clarify-every-turn``: asks a question with every label kind on every turn.
 - ``oracle-text``: the oracle asking in free text, without labels (its own question templates,
-  :mod:`clarisql.policies.text_questions`), for free-text gating (``gate="text"``).
+  :mod:`clarisql.policies.text_questions`, one thing at a time), for free-text gating
+  (``gate="text"``); it answers from what the replies told it: the gold query only when every
+  gold value came back, else the literal reading.
 - ``ask-everything``: a probe of free-text gating: one question about every aspect at once
   (quoting the request back), then the gold SQL if the reply revealed every gold value, else the
   naive SQL; it must score below the oracle.
