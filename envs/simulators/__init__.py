@@ -32,7 +32,7 @@ def register_simulator(name: str, factory: Callable[..., UserSimulator]) -> None
 
 #: Keywords that carry a suite's language (reply templates, neutral reply, slot names): they
 #: follow the suite into any simulator mode whose constructor names them.
-STYLE_KEYS = ("templates", "neutral_reply", "slot_names")
+STYLE_KEYS = ("templates", "neutral_reply", "slot_names", "refusal_reply")
 
 
 def make_simulator(spec: str | UserSimulator | None = None, **kwargs: Any) -> UserSimulator:

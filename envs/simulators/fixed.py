@@ -10,14 +10,22 @@ nothing matches, the reply is neutral and adds no information (and never hints a
 ``gate`` chooses what is matched: ``"labels"`` (the agent's labels, as above), ``"text"`` (the
 free-text question, mapped to the labels it addresses by a question mapper, see
 :mod:`clarisql.envs.simulators.gate`) or ``"both"`` (either).
+
+Bounded, precise clarification: a turn that asks about more than any task could need (labels
+beyond :class:`~clarisql.envs.simulators.gate.GateRules`' bounds, one span labelled several ways,
+overlapping spans; in free text too many aspects, names or alternatives at once) reveals nothing,
+even the labels it got right, and is answered ``refusal_reply`` ("one thing at a time"): the same
+text whatever the task and its gold, decided from the turn alone (never from the gold's size).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from clarisql.envs.simulators.base import DialogueContext, SimulatorReply, UserSimulator
+from clarisql.envs.simulators.gate import REFUSAL_REPLY, REFUSAL_REPLY_ZH
 from clarisql.envs.tasks import Label, Underspec
 
 DEFAULT_TEMPLATES: dict[str, str] = {
@@ -27,6 +35,7 @@ DEFAULT_TEMPLATES: dict[str, str] = {
     "Unmatch": "My mistake, I meant the {slot} {value}.",
     "not-exist": "The full name is {value}.",
 }
+_CJK = re.compile(r"[\u3400-\u9fff]")
 NEUTRAL_REPLY = "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
 
 
@@ -43,16 +52,20 @@ class FixedSimulator(UserSimulator):
         gate: str = "labels",
         mapper: Any = None,
         gate_rules: Mapping[str, Any] | None = None,
+        refusal_reply: str | None = None,
     ):
         """``templates`` per label kind (``{value}``, ``{slot}``, ``{content}``); ``slot_names``
         renders slot types in the reply's language (e.g. ``{"city": "城市"}``); ``gate``:
         ``labels``, ``text`` or ``both``; ``mapper``: the question mapper for text gating (a
         spec for :func:`~clarisql.envs.simulators.gate.make_mapper` or an instance; default
-        ``offline``); ``gate_rules``: :class:`~clarisql.envs.simulators.gate.GateRules` fields."""
+        ``offline``); ``gate_rules``: :class:`~clarisql.envs.simulators.gate.GateRules` fields;
+        ``refusal_reply``: the reply to a too-broad turn (default: "one thing at a time", in
+        Chinese for a request in Chinese)."""
         from clarisql.envs.simulators.gate import GateRules
 
         self.templates = {**DEFAULT_TEMPLATES, **(templates or {})}
         self.neutral_reply = neutral_reply
+        self.refusal_reply = refusal_reply
         self.slot_names = dict(slot_names or {})
         self.gate_rules = GateRules.from_dict(gate_rules)
         self._mapper_spec = mapper
@@ -113,12 +126,27 @@ class FixedSimulator(UserSimulator):
             info["vague"] = why
         return hits, info
 
+    def refusal(self, ctx: DialogueContext) -> str:
+        """The reply to a too-broad turn: one text per suite language, whatever the gold."""
+        if self.refusal_reply is not None:
+            return self.refusal_reply
+        return REFUSAL_REPLY_ZH if _CJK.search(ctx.task.utterance) else REFUSAL_REPLY
+
     def respond(self, message: str, labels: list[Label], ctx: DialogueContext) -> SimulatorReply:
+        from clarisql.envs.simulators.gate import TOO_BROAD, label_breadth
+
         gold = ctx.task.underspecs
-        hits = self.match(labels, gold) if self.gate != "text" else []
         info: dict[str, Any] = {}
+        hits: list[Underspec] = []
+        if self.gate != "text" and labels:
+            why = label_breadth(labels, self.gate_rules)
+            if why is not None:
+                return SimulatorReply(self.refusal(ctx), [], earned=False, info={"broad": why})
+            hits = self.match(labels, gold)
         if self.gate != "labels" and message.strip():
             text_hits, info = self.text_match(message, ctx)
+            if str(info.get("vague", "")).startswith(TOO_BROAD):
+                return SimulatorReply(self.refusal(ctx), [], earned=False, info=info)
             chosen = {id(u) for u in hits} | {id(u) for u in text_hits}
             hits = [u for u in gold if id(u) in chosen]
         if not hits:

@@ -34,15 +34,21 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
+from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
 from clarisql.envs.simulators.gate.text import (
+    _QUOTED,
+    anchored,
     echo_fraction,
-    identifiers_mentioned,
+    list_items,
+    literal_identifiers,
     mentions_specifically,
+    named_items,
+    normalize,
     schema_identifiers,
     strip_quoted,
     tokens,
 )
-from clarisql.envs.tasks import Underspec
+from clarisql.envs.tasks import Label, Underspec
 
 GATE_MODES = ("labels", "text", "both")
 
@@ -67,9 +73,23 @@ class MappedQuestion:
 
 @dataclass(frozen=True)
 class GateRules:
-    """Limits that make a question too broad to reveal anything (see the module docstring)."""
+    """How much one clarification turn may ask before it reveals nothing (module docstring).
 
-    max_aspects: int = 3
+    The label bounds are what any task in ODUTQA-MDC's label grammar needs at most (its scope
+    has three slots, city, district and year, so at most 3 Missing; its records need at most 5
+    labels and 4 named spans; the built-in and synthesized suites need fewer), never a task's own
+    gold size, so a refusal says nothing about the gold. The
+    free-text bounds are "one thing at a time": at most ``max_aspects`` aspects, ``max_names``
+    named spans or values, ``max_things`` of both together, ``max_list`` alternatives in a list.
+    """
+
+    max_labels: int = 5
+    max_missing: int = 3
+    max_content: int = 4
+    max_aspects: int = 2
+    max_names: int = 2
+    max_things: int = 2
+    max_list: int = 3
     max_identifiers: int = 3
     max_echo: float = 0.8
     mention_threshold: float = 0.8
@@ -84,6 +104,50 @@ class GateRules:
         return cls(**d)
 
 
+#: what a too-broad turn is told: the same text whatever the task and its gold labels
+REFUSAL_REPLY = (
+    "Please ask about one thing at a time: point at the one part of my request that is unclear."
+)
+#: the same in Chinese, for a request in Chinese (ODUTQA-MDC)
+REFUSAL_REPLY_ZH = "请一次只问一件事：指出我的请求里具体哪一处不清楚。"
+#: reasons that start with this mark a turn refused as too broad (it gets :data:`REFUSAL_REPLY`)
+TOO_BROAD = "too broad: "
+
+
+def label_breadth(labels: Sequence[Label], rules: GateRules | None = None) -> str | None:
+    """Why a turn's labels ask about more than any task could need, or ``None``.
+
+    Gold-free: a function of the labels alone. Too broad: more than ``max_labels`` distinct
+    labels, more than ``max_missing`` Missing slots or ``max_content`` labelled spans; one span
+    labelled more than one way (slot or kind) or spans that overlap (every way of cutting the
+    request); a slot said to be both missing and given.
+    """
+    rules = rules or GateRules()
+    keys = {lb.key() for lb in labels}
+    if len(keys) > rules.max_labels:
+        return f"{TOO_BROAD}{len(keys)} labels at once (limit {rules.max_labels})"
+    missing = {lb.slot.strip().casefold() for lb in labels if lb.kind == "Missing"}
+    if len(missing) > rules.max_missing:
+        return f"{TOO_BROAD}{len(missing)} missing slots at once (limit {rules.max_missing})"
+    spans = [
+        (normalize(lb.content.strip()), lb.slot.strip().casefold())
+        for lb in labels
+        if lb.kind != "intent" and lb.content.strip()
+    ]
+    if len(spans) > rules.max_content:
+        return f"{TOO_BROAD}{len(spans)} labelled spans at once (limit {rules.max_content})"
+    texts = [c for c, _ in spans]
+    if len(set(texts)) < len(texts):
+        return f"{TOO_BROAD}one span labelled more than one way"
+    for i, a in enumerate(texts):
+        for b in texts[i + 1 :]:
+            if a in b or b in a:
+                return f"{TOO_BROAD}overlapping spans"
+    if missing & {s for _, s in spans}:
+        return f"{TOO_BROAD}a slot both missing and given"
+    return None
+
+
 @runtime_checkable
 class QuestionMapper(Protocol):
     """Maps a free-text question to the aspects it asks about (see the module docstring)."""
@@ -93,28 +157,68 @@ class QuestionMapper(Protocol):
     def map(self, question: str, ctx: GateContext) -> MappedQuestion: ...
 
 
-def _aspect_words(ident: str) -> bool:
-    return any(a.cues.search(ident.replace("_", " ")) for a in ASPECTS)
+def all_aspects(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:
+    """The mapper's aspects plus the schema's column phrases the question asks about; a catalog
+    aspect whose cue word occurs only inside a quoted name ("'Science City'") is dropped."""
+    bare = _QUOTED.sub(" ", question)
+    cues = {a.name: a.cues for a in ASPECTS}
+    kept = frozenset(
+        a
+        for a in mapped.aspects
+        if a not in cues or not cues[a].search(question) or cues[a].search(bare)
+    )
+    return kept | asked_phrases(bare, schema_phrases(ctx.schema))
+
+
+def _count_aspects(aspects: frozenset[str]) -> int:
+    """Distinct things asked: a catalog aspect inside an asked column phrase counts once
+    ("which billing city" is one thing, not ``city`` and ``billing city``)."""
+    phrases = [a for a in aspects if a not in ASPECT_NAMES]
+    catalog = [a for a in aspects if a in ASPECT_NAMES and not any(a in p.split() for p in phrases)]
+    return len(phrases) + len(catalog)
 
 
 def vagueness(
     question: str, mapped: MappedQuestion, ctx: GateContext, rules: GateRules
 ) -> str | None:
-    """Why the question points at nothing specific, or ``None`` when it is specific."""
+    """Why the question points at nothing specific, or ``None`` when it is specific.
+
+    Reasons that start with :data:`TOO_BROAD` (too many aspects, names, list items or schema
+    identifiers at once) make the simulator answer :data:`REFUSAL_REPLY`.
+    """
     if not mapped.specific:
         return "the mapper found no specific ambiguity in the question"
-    if len(mapped.aspects) > rules.max_aspects:
-        return f"asks about {len(mapped.aspects)} aspects at once (limit {rules.max_aspects})"
-    names = {
-        i
-        for i in identifiers_mentioned(question, schema_identifiers(ctx.schema))
-        if not _aspect_words(i)
-    }
+    n_aspects = _count_aspects(all_aspects(question, mapped, ctx))
+    if n_aspects > rules.max_aspects:
+        return f"{TOO_BROAD}asks about {n_aspects} aspects at once (limit {rules.max_aspects})"
+    n_names = len(named_items(question))
+    if n_names > rules.max_names:
+        return f"{TOO_BROAD}names {n_names} things at once (limit {rules.max_names})"
+    if n_names + n_aspects > rules.max_things:
+        return f"{TOO_BROAD}asks about {n_names + n_aspects} things (limit {rules.max_things})"
+    n_items = list_items(question)
+    if n_items > rules.max_list:
+        return f"{TOO_BROAD}lists {n_items} alternatives (limit {rules.max_list})"
+    names = literal_identifiers(question, schema_identifiers(ctx.schema))
     if len(names) > rules.max_identifiers:
-        return f"lists {len(names)} schema names (limit {rules.max_identifiers})"
+        return f"{TOO_BROAD}lists {len(names)} schema names (limit {rules.max_identifiers})"
     if ctx.request and echo_fraction(question, ctx.request) > rules.max_echo:
         return "restates the request instead of asking about part of it"
     return None
+
+
+def _slot_asked(question: str, slot: str, aspects: frozenset[str]) -> bool:
+    """The slot is among the asked aspects, or the question asks about the slot in words (a
+    slot that is no column, e.g. a synthesized ``EndDate year``)."""
+    s = slot.strip()
+    words = phrase(s)
+    if s.casefold() in aspects or words in aspects or asked_phrases(question, (words,)):
+        return True
+    # the slot's head noun asked on its own: "which country" for ``BillingCountry``
+    head = words.split()[-1] if words else ""
+    if len(head) >= 3 and head != words and asked_phrases(question, (head,)):
+        return True
+    return any(words.endswith(" " + a) for a in aspects if a != "intent")
 
 
 def addressed(
@@ -124,24 +228,31 @@ def addressed(
     ctx: GateContext,
     rules: GateRules | None = None,
 ) -> tuple[list[Underspec], str | None]:
-    """The gold labels the question addresses (gold order), and the vagueness reason if any."""
+    """The gold labels the question addresses (gold order), and the vagueness reason if any.
+
+    ``intent`` needs the intent aspect *and* an anchor in the request or the schema (a generic
+    "what would you like to know?" reveals nothing); a Missing slot needs the slot asked about
+    (catalog aspect or the column in words); a labelled span needs the span named.
+    """
     rules = rules or GateRules()
     why = vagueness(question, mapped, ctx, rules)
     if why is not None:
         return [], why
+    aspects = all_aspects(question, mapped, ctx)
+    intent = "intent" in aspects and anchored(question, ctx.request, schema_phrases(ctx.schema))
     out = []
     for u in gold:
         lb = u.label
         if lb.kind == "intent":
-            hit = "intent" in mapped.aspects
+            hit = intent
         elif lb.content.strip():
             hit = mentions_specifically(question, ctx.request, lb.content, rules.mention_threshold)
         else:
-            hit = lb.slot in mapped.aspects
+            hit = _slot_asked(question, lb.slot, aspects)
         if hit:
             out.append(u)
-    if not out and not mapped.aspects:
-        return [], "matches no aspect of the request"
+    if not out and (not aspects or aspects == {"intent"} and not intent):
+        return [], "matches no specific aspect of the request"
     return out, None
 
 
@@ -168,6 +279,10 @@ def make_mapper(spec: str | QuestionMapper | None = None, **kwargs: Any) -> Ques
 
 __all__ = [
     "ASPECT_NAMES",
+    "REFUSAL_REPLY",
+    "REFUSAL_REPLY_ZH",
+    "TOO_BROAD",
+    "label_breadth",
     "GATE_MODES",
     "GateContext",
     "GateRules",

@@ -2,7 +2,7 @@
 
 An *aspect* is what a question asks about: ``intent`` (what to return), a scope slot (``city``,
 ``district``, ``year``: which table) or a condition slot (``enterprise``, ``project``: which
-entity). Each has English and Chinese cue words (lexical evidence) and prototype questions
+entity). "Full name" is no aspect: it asks about a named span, not a slot. Each has English and Chinese cue words (lexical evidence) and prototype questions
 (embedding evidence). The catalog is the same for every task, so detecting an aspect in a
 question says nothing about the task's gold labels.
 """
@@ -33,7 +33,9 @@ ASPECTS: tuple[Aspect, ...] = (
             r"indicator|quantity|column|field|attribute|kind of (?:result|answer|information))"
             r"|what (?:information|figure|measure|metric|detail|details|aspect|indicator|quantity|kind of|sort of|"
             r"should i (?:return|report|show|compute))|what (?:do you want|would you like) (?:me )?to (?:return|report|show|compute)"
-            r"|want to know|looking for|interested in|which result|what result",
+            r"|want to know|looking for|interested in|which result|what result"
+            r"|(?:do|would) you (?:want|need|like) (?:a|an|the) (?:count|total|sum|average|mean|maximum|minimum|number|list)"
+            r"|(?:that|what) you want (?:reported|returned|shown|computed|calculated|counted)",
             r"想知道|想了解|想要|想查|哪个指标|什么指标|哪项|哪一项|哪方面|哪个方面|什么方面|具体想|什么信息|哪些信息"
             r"|什么数据|哪个数据|关注|需要什么|查询什么|问的是",
         ),
@@ -42,6 +44,8 @@ ASPECTS: tuple[Aspect, ...] = (
             "Which figure should I report?",
             "What information are you looking for?",
             "Which measure do you mean?",
+            "Should I return a total, an average or a count?",
+            "What should the result show?",
             "你具体想了解哪方面的信息？",
             "你想知道哪个指标？",
         ),
@@ -73,8 +77,8 @@ ASPECTS: tuple[Aspect, ...] = (
     Aspect(
         "enterprise",
         _cue(
-            r"company|companies|enterprise|enterprises|firm|corporation|business|full company name|legal name|registered name",
-            r"企业|公司|集团|全称|工商名",
+            r"company|companies|enterprise|enterprises|firm|corporation|business",
+            r"企业|公司|集团",
         ),
         ("Which company do you mean?", "What is the company's full name?", "请问企业全称是什么？"),
     ),
