@@ -41,7 +41,7 @@ from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile
-from clarisql.envs.synth.verify import Verifier
+from clarisql.envs.synth.verify import DEFAULT_STEP_BUDGET, Verifier
 from clarisql.envs.tasks import Task, save_tasks
 
 #: Category shares of a suite. TrustSQL's test sets are half unanswerable; the answerable half is
@@ -68,7 +68,10 @@ class SynthConfig:
       ``write``, ``unanswerable``.
     - ``llm``: ``openai:MODEL@URL`` for OrQA's coder -> writer -> reviewer loop and the LLM
       pair scorer; ``None`` = offline. ``llm_threshold``: minimum LLM score (0-10) of a pair.
-    - ``time_budget_s`` / ``max_rows``: every gold query's sandbox budget and answer size bound.
+    - ``step_budget``: the episode's statement budget in SQLite VM steps; every gold query is
+      kept only within half of it (counted, not timed: the suite is the same under any load).
+      ``time_budget_s``: the wall-clock safety cap's unit (x10 per statement).
+      ``max_rows``: the answer size bound.
     - ``exact_limit``: discovery uses exact containment up to this many candidate columns,
       MinHash LSH Ensemble beyond.
     - ``workers``: threads that run verification queries (``None``: the machine's cores, at
@@ -85,6 +88,7 @@ class SynthConfig:
     llm_cache_dir: str | Path | None = None
     llm_retries: int = 2
     time_budget_s: float = 2.0
+    step_budget: int = DEFAULT_STEP_BUDGET
     max_rows: int = 200
     exact_limit: int = 400
     workers: int | None = None
@@ -225,7 +229,13 @@ def synthesize(config: SynthConfig) -> SynthResult:
             except LLMError as e:
                 notes.append(f"{e}; offline pair scores kept, drafts made offline")
                 client = None
-    v = Verifier(db_path, config.time_budget_s, config.max_rows, workers=_workers(config))
+    v = Verifier(
+        db_path,
+        config.time_budget_s,
+        config.max_rows,
+        workers=_workers(config),
+        step_budget=config.step_budget,
+    )
     wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()
