@@ -23,7 +23,7 @@ from clarisql.envs.synth.templates import (
     union_all,
     union_sql,
 )
-from clarisql.envs.synth.types import ColumnProfile, Draft, JoinPair, UnionPair
+from clarisql.envs.synth.types import ColumnProfile, Draft, JoinPair, UnionPair, join_on
 
 if TYPE_CHECKING:
     from clarisql.envs.synth.answerable import DraftContext, Maker
@@ -56,17 +56,20 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             out["moderate"].append(
                 lambda j=j, fk=fk, key=key, small=small, rl=rl: _j_agg(cx, j, fk, key, small, rl)
             )
+        # rows listed by these two are named by what identifies them (a label of the
+        # referenced table, else its key), never by a shared attribute ("their active": Y)
+        ident = [c for c in rr.labels if c.name != key.name] or [key]
         out["challenging"].append(
-            lambda j=j, fk=fk, key=key, desc=desc: _j_rank(cx, j, fk, key, desc)
+            lambda j=j, fk=fk, key=key, ident=ident: _j_rank(cx, j, fk, key, ident)
         )
         out["challenging"].append(
-            lambda j=j, fk=fk, key=key, desc=desc: _j_above(cx, j, fk, key, desc)
+            lambda j=j, fk=fk, key=key, ident=ident: _j_above(cx, j, fk, key, ident)
         )
     return out
 
 
 def _on(fk: ColumnProfile, key: ColumnProfile) -> str:
-    return f"{fk.ref()} = {key.ref()}"
+    return join_on((fk.table, fk.name), (key.table, key.name))
 
 
 def _names(j: JoinPair) -> tuple[str, str]:

@@ -87,6 +87,17 @@ class JoinPair:
     containment: float
     name_similarity: float
     score: float
+    #: the other key paths between the same two tables (``(left, right)`` column pairs); a
+    #: task over this join is kept only when each of them gives the same answer
+    alternatives: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = ()
+
+
+def join_on(left: tuple[str, str], right: tuple[str, str]) -> str:
+    """The ON condition of a join pair, as every drafter writes it."""
+    return (
+        f"{quote_ident(left[0])}.{quote_ident(left[1])} = "
+        f"{quote_ident(right[0])}.{quote_ident(right[1])}"
+    )
 
 
 @dataclass(frozen=True)
@@ -157,6 +168,7 @@ __all__ = [
     "ColumnProfile",
     "Draft",
     "JoinPair",
+    "join_on",
     "LakeProfile",
     "TableProfile",
     "UnionPair",

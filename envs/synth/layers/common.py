@@ -1,7 +1,9 @@
 """What the three layers share: roles of columns, aggregate queries, surfaces, task assembly.
 
 Column roles are read from the profile alone (no domain knowledge):
-- a *measure* is a numeric column that is not a key, not id-like and has >= 3 distinct values;
+- a *measure* is a numeric column whose role (name and values together,
+  :mod:`clarisql.envs.synth.column_roles`) is a measure: not a key, code, coordinate, date part,
+  clock time, flag or rank, and with >= 3 distinct values;
 - a *scope* is a column with 2..:data:`MAX_SCOPE_VALUES` distinct values that splits the rows
   into groups (a year, a region, a category); it is *year-like* when its name says so or every
   value is an integer year;
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from clarisql.envs.synth.column_roles import column_role
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -76,7 +79,8 @@ def id_like(c: ColumnProfile) -> bool:
 
 def is_measure(c: ColumnProfile) -> bool:
     return (
-        c.kind in ("integer", "real")
+        column_role(c) == "measure"  # names and values: no coordinate, clock time, code, rank
+        and c.kind in ("integer", "real")
         and not c.low_information
         and not _ID_NAME.search(c.name)
         and not (c.unique and c.kind == "integer")  # a unique integer is a key, not a measure
