@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from clarisql.envs.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 
@@ -33,10 +34,9 @@ SCOPE_WORDS = re.compile(
 
 
 def human(name: str) -> str:
-    """``UnitPrice`` / ``unit_price`` -> ``unit price``."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
-    s = re.sub(r"[_\W]+", " ", s).strip().lower()
-    return s or name
+    """A table or column name in words (:func:`clarisql.envs.synth.names.in_words`:
+    ``UnitPrice`` -> ``unit price``, ``qty`` -> ``quantity``, ``weight_kg`` -> ``weight in kg``)."""
+    return in_words(name)
 
 
 def lit(v: Any) -> str:
@@ -80,6 +80,8 @@ def roles(t: TableProfile, lake: LakeProfile) -> Roles:
             continue  # set by the database itself (timestamps): nothing to ask about
         present = max(1, round(c.rows * (1 - c.missing)))
         role = column_role(c, (c.table, c.name) in join_cols)
+        if not speakable(c.name):
+            continue  # a name no one can put in words (``G``, ``e``) is never asked about
         keyish = is_keyish(c, join_cols) or role in ("identifier", "code")
         if keyish:
             r.keys.append(c)

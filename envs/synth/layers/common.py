@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -54,10 +55,9 @@ def sql_lit(v: Any) -> str:
 
 
 def human(name: str) -> str:
-    """A column or table name as words: ``BillingCountry`` / ``billing_country`` -> ``billing country``."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1 \2", s)
-    return " ".join(re.split(r"[_\W]+", s)).strip().lower() or name
+    """A table or column name in words (:func:`clarisql.envs.synth.names.in_words`:
+    ``UnitPrice`` -> ``unit price``, ``qty`` -> ``quantity``, ``weight_kg`` -> ``weight in kg``)."""
+    return in_words(name)
 
 
 def show(v: Any) -> str:
@@ -80,6 +80,7 @@ def id_like(c: ColumnProfile) -> bool:
 def is_measure(c: ColumnProfile) -> bool:
     return (
         column_role(c) == "measure"  # names and values: no coordinate, clock time, code, rank
+        and speakable(c.name)
         and c.kind in ("integer", "real")
         and not c.low_information
         and not _ID_NAME.search(c.name)
@@ -104,7 +105,8 @@ def is_year_like(c: ColumnProfile) -> bool:
 
 def is_scope(c: ColumnProfile) -> bool:
     return (
-        c.kind in ("text", "integer", "date", "boolean")
+        speakable(c.name)
+        and c.kind in ("text", "integer", "date", "boolean")
         and 2 <= c.distinct <= MAX_SCOPE_VALUES
         and c.rows >= 2 * c.distinct
         and c.missing < 0.5
@@ -117,6 +119,8 @@ def is_scope(c: ColumnProfile) -> bool:
 def is_entity(c: ColumnProfile) -> bool:
     """A name column: text, >= 5 short values that are not a scope (values that rarely repeat)."""
     if c.kind != "text" or c.low_information or c.distinct < 5 or c.missing > 0.5 or is_scope(c):
+        return False
+    if not speakable(c.name):
         return False
     texts = [s for s in c.samples if isinstance(s, str)]
     if not texts or sum(len(s) for s in texts) > 40 * len(texts):  # prose, not names
