@@ -301,13 +301,15 @@ class Auditor:
         group = tree.args.get("group")
         keys = {_unwrap(g).sql().lower() for g in group.expressions} if group else set()
         for e in tree.expressions:
+            if isinstance(e, exp.Alias) and len(keys) == 1 and e.alias.lower() in keys:
+                return  # grouped by the projection's alias
             e = _unwrap(e.this if isinstance(e, exp.Alias) else e)
+            if keys and e.sql().lower() in keys and len(keys) == 1:
+                return  # one row per value of the projected group key
             if isinstance(e, exp.Column) and not e.table and e.name.lower() in inner:
                 e = _unwrap(inner[e.name.lower()])
             if not isinstance(e, exp.Column):
                 continue
-            if keys and e.sql().lower() in keys and len(keys) == 1:
-                return  # one row per value of the projected group key
             c = self.schema.resolve(e, names, aliases)
             if c is not None and (self.schema.role(c) in _IDENTIFYING or self.unique(c)):
                 return
@@ -330,7 +332,19 @@ class Auditor:
         from clarisql.envs.synth.layers.unanswerable import absent
 
         attr = task.metadata.get("requested")
-        if isinstance(attr, str) and not absent(attr, list(self.lake.tables), self.semantic):
+        if not isinstance(attr, str):
+            return
+        tables = list(self.lake.tables)
+        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str)]
+        if task.unanswerable_kind == "column-surface" and asked:
+            # TrustSQL's column-surface kind: the column exists, but in a table too far away
+            # from the one asked about; only that table and its near neighbours count
+            from clarisql.envs.synth.layers.unanswerable import _UnansGen
+
+            gen = _UnansGen(self.lake, self.v, random.Random(0))
+            near = set().union(*(gen.linked(self.lake.table(t)) for t in asked))
+            tables = [t for t in tables if t.name in near]
+        if not absent(attr, tables, self.semantic):
             report.add("unanswerable-with-matching-column", task, attr)
 
     def _typos(self, task: Task, report: AuditReport) -> None:
@@ -353,9 +367,7 @@ class Auditor:
                 else:
                     near = [v for v in vals if _levenshtein(s, v.casefold()) <= 2]
                 if near == [gold]:
-                    report.add(
-                        "typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}"
-                    )
+                    report.add("typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}")
                     return
 
 

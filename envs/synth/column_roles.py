@@ -62,6 +62,13 @@ _DURATION_WORDS = {"duration", "elapsed", "length", "runtime", "delay", "wait", 
 _ORDINAL_WORDS = {"rank", "ranking", "position", "pos", "order", "ordinal", "stint", "round",
                   "seed", "place", "seq", "sequence", "lap", "grid", "slot", "jersey", "uniform",
                   "shirt", "number", "no", "tier"}  # fmt: skip
+#: words that say a number is an amount (a unit or a quantity): never a code by its digits
+_MEASURE_WORDS = {
+    "milliseconds", "seconds", "minutes", "hours", "days", "ms", "bytes", "size", "amount",
+    "price", "cost", "total", "count", "population", "area", "weight", "length", "duration",
+    "distance", "salary", "revenue", "budget", "sales", "income", "balance", "value",
+    "quantity", "qty", "capacity", "height", "width", "depth", "volume", "score", "points",
+}  # fmt: skip
 _FLAG_VALUES = {"0", "1", "y", "n", "yes", "no", "t", "f", "true", "false"}
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([ap]\.?m\.?)?$", re.I)
 _FIXED_CODE = re.compile(r"^[A-Z0-9][A-Z0-9.\-/]*$")
@@ -136,7 +143,7 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
         return "ordinal"
     if c.kind == "text" and texts and _fixed_code(c, texts):
         return "code"
-    if numeric and _fixed_digits(c, present_rows(c)):
+    if numeric and not words & _MEASURE_WORDS and _fixed_digits(c, present_rows(c)):
         return "code"
     if c.kind == "integer" and numeric and _in_range(c, 1800, 2100) and c.distinct <= 250:
         return "date"  # every value a plausible year

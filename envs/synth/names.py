@@ -85,7 +85,7 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
         "email mail",
         "age years old",
         "rating score stars grade",
-        "quantity qty count number amount",
+        "quantity qty",
         "revenue sales turnover income",
         "country nation",
         "city town",
