@@ -102,29 +102,48 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _VOWEL = re.compile(r"[aeiouy]")
 _DESCRIPTIONS: dict[str, str] = {}
+#: column name -> the words of its one table-qualified description (when only one table has it)
+_BY_COLUMN: dict[str, str | None] = {}
+
+
+def short_description(text: str) -> str | None:
+    """The name part of a description: its first clause, lower case, at most eight words
+    (``"Scheduled departure time, local (HHMM)"`` -> ``scheduled departure time``)."""
+    head = re.split(r"[,;(:]| - ", " ".join(text.split()), maxsplit=1)[0].strip().rstrip(".")
+    if not head or len(head.split()) > 8:
+        return None
+    return head if head.isupper() else head[0].lower() + head[1:]
 
 
 def set_descriptions(described: Mapping[str, str]) -> None:
     """Use a data dictionary: ``{"table.column" or "column": "words"}`` (later calls add)."""
     for k, v in described.items():
-        text = " ".join(str(v).split())
+        text = short_description(str(v))
         if text:
-            _DESCRIPTIONS[k.lower()] = text
+            key = k.lower()
+            _DESCRIPTIONS[key] = text
+            if "." in key:
+                col = key.rsplit(".", 1)[1]
+                _BY_COLUMN[col] = text if _BY_COLUMN.get(col, text) == text else None
     in_words.cache_clear()
     speakable.cache_clear()
 
 
 def clear_descriptions() -> None:
     _DESCRIPTIONS.clear()
+    _BY_COLUMN.clear()
     in_words.cache_clear()
     speakable.cache_clear()
 
 
 def description(name: str, table: str | None = None) -> str | None:
-    """The data dictionary's words for a column (``table.column`` first, then ``column``)."""
+    """The data dictionary's words for a column (``table.column`` first, then ``column``, then
+    the one table-qualified entry of that column name)."""
+    if not _DESCRIPTIONS:
+        return None
     if table is not None and f"{table}.{name}".lower() in _DESCRIPTIONS:
         return _DESCRIPTIONS[f"{table}.{name}".lower()]
-    return _DESCRIPTIONS.get(name.lower())
+    return _DESCRIPTIONS.get(name.lower()) or _BY_COLUMN.get(name.lower())
 
 
 def split_name(name: str) -> list[str]:
@@ -181,6 +200,7 @@ def synonyms(word: str) -> frozenset[str]:
 __all__ = [
     "ABBREVIATIONS",
     "UNITS",
+    "short_description",
     "clear_descriptions",
     "description",
     "in_words",

@@ -35,10 +35,12 @@ import apsw
 
 from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.answerable import DraftReport, make_drafts
+from clarisql.envs.synth.describe import dictionary_text, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
+from clarisql.envs.synth.names import clear_descriptions, set_descriptions
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile
 from clarisql.envs.synth.verify import DEFAULT_STEP_BUDGET, Verifier
@@ -76,6 +78,9 @@ class SynthConfig:
       MinHash LSH Ensemble beyond.
     - ``workers``: threads that run verification queries (``None``: the machine's cores, at
       most 4); the output does not depend on it.
+    - ``describe``: a data dictionary (CSV or YAML, :mod:`.describe`): its words name the
+      columns in questions, and the described columns are listed for the agent
+      (``lake.description.md``, shown above the schema).
     """
 
     sources: Sequence[str | Path]
@@ -92,6 +97,7 @@ class SynthConfig:
     max_rows: int = 200
     exact_limit: int = 400
     workers: int | None = None
+    describe: str | Path | None = None
 
 
 @dataclass
@@ -205,6 +211,15 @@ def _norm(text: str) -> str:
 
 def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
+    described = load_descriptions(config.describe) if config.describe else {}
+    set_descriptions(described)
+    try:
+        return _synthesize(config, described)
+    finally:
+        clear_descriptions()
+
+
+def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     if config.tasks < 1:
         raise SynthError(f"--tasks must be at least 1, got {config.tasks}")
     if config.workers is not None and config.workers < 1:
@@ -216,6 +231,11 @@ def synthesize(config: SynthConfig) -> SynthResult:
     db_path = ingest(config.sources, out)
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
+    dictionary = out / (db_path.stem + ".description.md")
+    if described and dictionary_text(lake, described):
+        dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")
+    elif dictionary.exists():
+        dictionary.unlink()
     client = None
     if config.llm:
         from clarisql.envs.synth.llm import connect
