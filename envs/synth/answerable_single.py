@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.phrasing import (
+    ATTR_OF_RECORD,
+    ATTR_WHERE,
+    pick,
+    plural,
+    quote,
+    singular,
+)
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     SCOPE_WORDS,
@@ -76,7 +84,16 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if v is None:
         return None
     sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
-    q = f"List the {human(lab.name)} of every {_t(r)} row whose {human(d.name)} is {show(v)}."
+    subj = singular(_t(r))
+    q = pick(
+        ATTR_WHERE,
+        cx.rng,
+        attr=human(lab.name),
+        subj=subj,
+        subjs=plural(subj),
+        key=human(d.name),
+        v=quote(v),
+    )
     f = [(d.table, d.name, "=", v)]
     return cx.draft(
         sel, q, "simple", "single", [lab, d], ("filter",), filters=f, scope=scope_of(d, v)
@@ -103,7 +120,15 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     lab, m = cx.pick([c for c in r.labels if c.unique]), cx.pick(r.measures)
     v = cx.value(lab)
     sel = Sel(num(m)).frm(r.table.name).where(cond_eq(lab, v), present(m))
-    q = f"What is the {human(m.name)} of the {_t(r)} whose {human(lab.name)} is {show(v)}?"
+    # the frames of the unanswerable twin (layers.unanswerable): only the attribute differs
+    q = pick(
+        ATTR_OF_RECORD,
+        cx.rng,
+        attr=human(m.name),
+        subj=singular(_t(r)),
+        key=human(lab.name),
+        v=quote(v),
+    )
     f = [(lab.table, lab.name, "=", v)]
     return cx.draft(
         sel, q, "simple", "single", [m, lab], ("filter",), measure=(m.table, m.name), filters=f

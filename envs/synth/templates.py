@@ -20,6 +20,7 @@ from sqlglot import exp
 from clarisql.envs.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role
 from clarisql.envs.synth.names import in_words, speakable
+from clarisql.envs.synth.phrasing import quote
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 
@@ -49,10 +50,9 @@ def lit(v: Any) -> str:
 
 
 def show(v: Any) -> str:
-    """A value as a question quotes it."""
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v) if isinstance(v, int) else f"'{v}'"
+    """A value as a question quotes it: the same in every category
+    (:func:`clarisql.envs.synth.phrasing.quote`: text in double quotes, numbers bare)."""
+    return quote(v)
 
 
 @dataclass

@@ -38,13 +38,13 @@ from clarisql.envs.synth.layers.common import (
     measures,
     qi,
     scopes,
-    show,
     spread,
     sql_lit,
     tidy,
     top_up,
 )
 from clarisql.envs.synth.names import in_words, speakable, split_name, synonyms
+from clarisql.envs.synth.phrasing import ATTR_OF_EVERY, ATTR_OF_RECORD, pick, plural, quote
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -102,16 +102,9 @@ UNRELATED = (
     "moon phase",
     "soil acidity",
 )
-_ATTR_Q = (
-    "What is the {attr} of the {subj} whose {key} is {v}?",
-    "Tell me the {attr} for the {subj} with {key} {v}.",
-    "Which {attr} does the {subj} with {key} {v} have?",
-)
-_ATTR_Q_TABLE = (
-    "List the {attr} of every {row}.",
-    "Show me the {attr} of each {row}.",
-    "What {attr} do the {rows} have?",
-)
+#: the answerable lookup's frames (:mod:`clarisql.envs.synth.phrasing`): minimal pairs
+_ATTR_Q = ATTR_OF_RECORD
+_ATTR_Q_TABLE = ATTR_OF_EVERY
 #: Requests that need what no agent with SQL and text alone has: drawing an image, sending a
 #: message, a phone call, a printer, a calendar (translating, summarising or writing a poem
 #: are text: an LLM agent can do them, so they are not asked as non-sql).
@@ -122,10 +115,16 @@ _NONSQL_MEASURE = (
     "Print the {agg} {m} per {d} on the office printer.",
 )
 _NONSQL_TEXT = (
-    "Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",
     "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
     "Print the {c} of the {subj} with {key} {v} on the office printer.",
     "Put a reminder about the {subj} whose {key} is {v} in my calendar for tomorrow.",
+)
+#: only for a table of people (:data:`_PEOPLE`)
+_NONSQL_PERSON = ("Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",)
+_PEOPLE = re.compile(
+    r"first_?name|last_?name|email|birth|employee|customer|person|people|staff|player|"
+    r"student|member|user|patient|author|artist|actor|singer|driver|teacher|manager",
+    re.I,
 )
 _OOD = (
     "How do I {task}?",
@@ -308,10 +307,10 @@ class _UnansGen:
     ) -> Made | None:
         subj = self.subject(t) if self.rng.random() < 0.7 else None
         if subj is None:
-            text = self.rng.choice(_ATTR_Q_TABLE).format(attr=attr, rows=human(t.name), row=_row(t))
+            text = pick(_ATTR_Q_TABLE, self.rng, attr=attr, subjs=plural(_row(t)), subj=_row(t))
         else:
-            text = self.rng.choice(_ATTR_Q).format(
-                attr=attr, subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
+            text = pick(
+                _ATTR_Q, self.rng, attr=attr, subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
             )
         naive = self.nearest_sql(t, attr, subj)
         if not self.v.rows(naive):
@@ -418,7 +417,9 @@ class _UnansGen:
             if subj is None or not texts:
                 return None
             c = rng.choice(texts)
-            text = rng.choice(_NONSQL_TEXT).format(
+            cue = t.name + " " + " ".join(x.name for x in t.columns)
+            pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
+            text = rng.choice(pool).format(
                 c=human(c.name), subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
             )
             naive = f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
@@ -447,7 +448,7 @@ def _row(t: TableProfile) -> str:
 
 
 def _q(v: Any) -> str:
-    return f'"{v}"' if isinstance(v, str) else show(v)
+    return quote(v)
 
 
 def _made(
