@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from clarisql.envs.synth.names import split_name
 from clarisql.envs.synth.types import ColumnProfile
 
 ROLES = (
@@ -72,13 +73,13 @@ _MEASURE_WORDS = {
 _FLAG_VALUES = {"0", "1", "y", "n", "yes", "no", "t", "f", "true", "false"}
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([ap]\.?m\.?)?$", re.I)
 _FIXED_CODE = re.compile(r"^[A-Z0-9][A-Z0-9.\-/]*$")
-_WORD_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
 @lru_cache(maxsize=8192)
 def name_words(name: str) -> tuple[str, ...]:
-    """A column name's words in lower case (``birthCity`` -> ``birth city``, ``G`` -> ``g``)."""
-    return tuple(w.lower() for w in _WORD_SPLIT.findall(name)) or (name.lower(),)
+    """A column name's words in lower case (``birthCity`` -> ``birth city``, ``G`` -> ``g``;
+    letters of any script)."""
+    return tuple(split_name(name))
 
 
 def _numbers(c: ColumnProfile) -> list[float]:
@@ -133,6 +134,8 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
             return "time"
     if words & _ID_WORDS or (last in _ID_TAIL and len(words) > 1) or last.endswith("id"):
         return "identifier"
+    if c.key_part:  # a declared primary or foreign key (composite too): it names rows
+        return "identifier" if c.kind == "integer" or c.unique else "code"
     if words & _CODE_WORDS:
         return "code"
     if c.unique and c.kind == "integer":

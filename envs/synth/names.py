@@ -99,7 +99,11 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
     )
 )
 
-_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NON_WORD = re.compile(r"[\W_]+")
+#: camelCase, ALLCAPSWord and letter/digit boundaries, in any script
+_CASE = re.compile(
+    r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-zà-ÿ])(?=[A-ZÀ-Þ])|(?<=[A-ZÀ-Þ])(?=[A-ZÀ-Þ][a-zà-ÿ])"
+)
 _VOWEL = re.compile(r"[aeiouy]")
 _DESCRIPTIONS: dict[str, str] = {}
 #: column name -> the words of its one table-qualified description (when only one table has it)
@@ -147,8 +151,14 @@ def description(name: str, table: str | None = None) -> str | None:
 
 
 def split_name(name: str) -> list[str]:
-    """``birthCity`` -> ``[birth, city]``; ``HR_2019`` -> ``[hr, 2019]``."""
-    return [w.lower() for w in _SPLIT.findall(name)] or [name.lower()]
+    """``birthCity`` -> ``[birth, city]``; ``HR_2019`` -> ``[hr, 2019]``; letters of any script
+    (``flughäfen`` stays one word)."""
+    out: list[str] = []
+    for token in _NON_WORD.split(name):
+        for part in _CASE.split(token):
+            if part:
+                out.append(part.lower())
+    return out or [name.lower()]
 
 
 @lru_cache(maxsize=16384)
@@ -178,8 +188,8 @@ def speakable(name: str, table: str | None = None) -> bool:
         return True
     parts = split_name(name)
     for i, w in enumerate(parts):
-        if w.isdigit() or w in ABBREVIATIONS or w in SHORT_WORDS:
-            continue
+        if w.isdigit() or w in ABBREVIATIONS or w in SHORT_WORDS or not w.isascii():
+            continue  # (a word in another script, 学生, is not judged by Latin vowels)
         if i > 0 and w in UNITS:
             continue
         if len(w) <= 2 or not _VOWEL.search(w):
