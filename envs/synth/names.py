@@ -161,6 +161,10 @@ def split_name(name: str) -> list[str]:
     return out or [name.lower()]
 
 
+#: type prefixes of table and view names (``tblOrders``, ``ztblDays``, ``vw_sales``)
+TABLE_PREFIXES = frozenset({"tbl", "ztbl", "tb", "vw", "tbl_", "dim", "fact"})
+
+
 @lru_cache(maxsize=16384)
 def in_words(name: str, table: str | None = None) -> str:
     """The name as a user would say it (see the module docstring)."""
@@ -168,6 +172,8 @@ def in_words(name: str, table: str | None = None) -> str:
     if described is not None:
         return described
     parts = split_name(name)
+    if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
+        parts = parts[1:]
     out: list[str] = []
     for i, w in enumerate(parts):
         if i == len(parts) - 1 and i > 0 and w in UNITS and w not in ABBREVIATIONS:
@@ -197,6 +203,33 @@ def speakable(name: str, table: str | None = None) -> bool:
     return True
 
 
+def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:
+    """Column names that repeat their table's name as a short prefix, in words without it:
+    ``Entertainers.EntStageName`` -> ``stage name``, ``Members.MbrLastName`` -> ``last name``
+    (a prefix of 2-5 letters that starts the table's first word, or its consonants). Returns
+    ``{"table.column": words}`` for :func:`set_descriptions`."""
+    out = {}
+    for table, cols in columns.items():
+        tw = [w for w in split_name(table) if w not in TABLE_PREFIXES]
+        if not tw:
+            continue
+        head = tw[0]
+        # consonants, repeats merged: ``members`` -> ``mbrs`` (``Mbr...``)
+        skeleton = re.sub(r"(.)\1+", r"\1", head[0] + re.sub(r"[aeiou]", "", head[1:]))
+        single = head[:-1] if head.endswith("s") else head
+        for col in cols:
+            parts = split_name(col)
+            p = parts[0]
+            # a short form only: ``MonthYear`` of ``Months`` is "month and year", not "year"
+            if len(parts) < 2 or not 2 <= len(p) <= 5 or p in (head, single):
+                continue
+            if head.startswith(p) or skeleton.startswith(p):
+                rest = in_words("_".join(parts[1:]))
+                if rest and rest not in ("id", "ID"):
+                    out[f"{table}.{col}"] = rest
+    return out
+
+
 def synonyms(word: str) -> frozenset[str]:
     """The word's synonym group (the word alone when it has none)."""
     w = word.lower()
@@ -211,6 +244,7 @@ __all__ = [
     "ABBREVIATIONS",
     "UNITS",
     "short_description",
+    "table_prefixed",
     "clear_descriptions",
     "description",
     "in_words",

@@ -40,7 +40,7 @@ from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
-from clarisql.envs.synth.names import clear_descriptions, set_descriptions
+from clarisql.envs.synth.names import clear_descriptions, set_descriptions, table_prefixed
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile
 from clarisql.envs.synth.verify import DEFAULT_STEP_BUDGET, Verifier
@@ -231,6 +231,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     db_path = ingest(config.sources, out)
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
+    # ``EntStageName`` of ``Entertainers`` is asked as "stage name" (the dictionary, if any,
+    # still comes first)
+    auto = table_prefixed({t.name: [c.name for c in t.columns] for t in lake.tables})
+    set_descriptions({k: v for k, v in auto.items() if k not in described})
+    set_descriptions(described)
     dictionary = out / (db_path.stem + ".description.md")
     if described and dictionary_text(lake, described):
         dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")

@@ -104,7 +104,7 @@ def roles(t: TableProfile, lake: LakeProfile) -> Roles:
 
 
 #: roles a question may group or filter by (never a measure: no group by the aggregated column)
-GROUP_ROLES = ("category", "flag", "date", "code", "name", "ordinal", "text")
+GROUP_ROLES = ("category", "date", "code", "name", "text")
 
 
 def cond_eq(c: ColumnProfile, v: Any) -> str:

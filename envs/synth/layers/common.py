@@ -103,9 +103,14 @@ def is_year_like(c: ColumnProfile) -> bool:
     )
 
 
+#: roles that never make a scope to pick ("the one start time I'm working on", "the january")
+_NOT_SCOPE = ("flag", "time", "ordinal", "coordinate", "identifier", "measure")
+
+
 def is_scope(c: ColumnProfile) -> bool:
     return (
         speakable(c.name)
+        and (column_role(c) not in _NOT_SCOPE or is_year_like(c))
         and c.kind in ("text", "integer", "date", "boolean")
         and 2 <= c.distinct <= MAX_SCOPE_VALUES
         and c.rows >= 2 * c.distinct

@@ -28,6 +28,7 @@ import random
 import re
 from typing import Any
 
+from clarisql.envs.synth.column_roles import column_role
 from clarisql.envs.synth.layers.common import (
     AGG_WORDS,
     Made,
@@ -341,8 +342,8 @@ class _UnansGen:
         if not others:
             return None
         b, c = rng.choice(others)
-        if not speakable(c.name):
-            return None
+        if not speakable(c.name) or column_role(c) in ("flag", "identifier", "code"):
+            return None  # ("the june of every skip label": a flag column is no attribute)
         return self.attr_task(K_SURFACE, t, human(c.name), {"resembles": f"{b.name}.{c.name}"})
 
     @staticmethod
@@ -417,7 +418,9 @@ class _UnansGen:
             if subj is None or not texts:
                 return None
             c = rng.choice(texts)
-            cue = t.name + " " + " ".join(x.name for x in t.columns)
+            # (the table's own name and name-like columns: a customer ID in engagements does
+            # not make an engagement someone to phone)
+            cue = t.name + " " + " ".join(x.name for x in t.columns if not id_like_name(x.name))
             pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
             text = rng.choice(pool).format(
                 c=human(c.name), subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
