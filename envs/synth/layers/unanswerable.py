@@ -245,6 +245,8 @@ def embedder_check() -> Any:
             cache[key] = float(va @ vb) >= SEMANTIC_THRESHOLD
         return cache[key]
 
+    # one batch for many texts (the embedder caches per text): the column names of a lake
+    semantic.prime = lambda texts: emb.embed(list(dict.fromkeys(texts)))  # type: ignore[attr-defined]
     return semantic
 
 
@@ -269,6 +271,13 @@ class _UnansGen:
         if attr not in self._absent:
             if self._semantic is None:
                 self._semantic = embedder_check() or (lambda a, b: False)
+                prime = getattr(self._semantic, "prime", None)
+                if prime is not None:  # every column name in one batch, then one text per attr
+                    pools = [a for _, attrs in RELATED for a in attrs]
+                    pools += [*GENERIC_RELATED, *UNRELATED, attr]
+                    prime(
+                        [*pools, *(in_words(c.name) for t in self.lake.tables for c in t.columns)]
+                    )
             self._absent[attr] = absent(attr, list(self.lake.tables), self._semantic)
         return self._absent[attr]
 
