@@ -36,6 +36,13 @@ ATTR_OF_EVERY = (
     "What {attr} do the {subjs} have?",
 )
 
+#: distinct values of an attribute of rows linked to the records that match a condition
+JOIN_LIST = (
+    "List the distinct {attr} of the {rows} for the {subjs} whose {key} is {v}.",
+    "Which {attr} values occur among the {rows} of {subjs} with {key} {v}? List each once.",
+    "For the {subjs} whose {key} is {v}, list each {attr} of their {rows} once.",
+)
+
 
 def quote(v: Any) -> str:
     """A value as every category's questions write it."""
@@ -69,4 +76,13 @@ def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
     return frames[rng.randrange(len(frames))].format(**slots)
 
 
-__all__ = ["ATTR_OF_EVERY", "ATTR_OF_RECORD", "ATTR_WHERE", "pick", "plural", "quote", "singular"]
+__all__ = [
+    "ATTR_OF_EVERY",
+    "ATTR_OF_RECORD",
+    "ATTR_WHERE",
+    "JOIN_LIST",
+    "pick",
+    "plural",
+    "quote",
+    "singular",
+]
