@@ -56,8 +56,16 @@ def quote(v: Any) -> str:
 
 
 def singular(words: str) -> str:
-    """``invoice items`` -> ``invoice item`` (one trailing s dropped; ``ss`` kept)."""
-    return words[:-1] if words.endswith("s") and not words.endswith("ss") else words
+    """``invoice items`` -> ``invoice item``, ``addresses`` -> ``address``, ``countries`` ->
+    ``country``, ``boxes`` -> ``box`` (``ss`` kept: ``address`` stays)."""
+    w = words
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
 
 
 def plural(words: str) -> str:

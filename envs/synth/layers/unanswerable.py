@@ -45,7 +45,14 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import in_words, speakable, split_name, synonyms
-from clarisql.envs.synth.phrasing import ATTR_OF_EVERY, ATTR_OF_RECORD, pick, plural, quote
+from clarisql.envs.synth.phrasing import (
+    ATTR_OF_EVERY,
+    ATTR_OF_RECORD,
+    pick,
+    plural,
+    quote,
+    singular,
+)
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -118,10 +125,12 @@ _NONSQL_MEASURE = (
 _NONSQL_TEXT = (
     "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
     "Print the {c} of the {subj} with {key} {v} on the office printer.",
-    "Put a reminder about the {subj} whose {key} is {v} in my calendar for tomorrow.",
 )
 #: only for a table of people (:data:`_PEOPLE`)
-_NONSQL_PERSON = ("Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",)
+_NONSQL_PERSON = (
+    "Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",
+    "Put a reminder to call the {subj} whose {key} is {v} in my calendar for tomorrow.",
+)
 _PEOPLE = re.compile(
     r"first_?name|last_?name|email|birth|employee|customer|person|people|staff|player|"
     r"student|member|user|patient|author|artist|actor|singer|driver|teacher|manager",
@@ -454,9 +463,8 @@ class _UnansGen:
 
 
 def _row(t: TableProfile) -> str:
-    """``invoice_items`` -> ``invoice item`` (a naive singular: one trailing s dropped)."""
-    h = human(t.name)
-    return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
+    """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``."""
+    return singular(human(t.name))
 
 
 def _q(v: Any) -> str:
