@@ -20,9 +20,10 @@ Contract
   (ATTACH/DETACH, VACUUM INTO, load_extension, state-changing PRAGMAs, transactions, writes in a
   read-only session, several statements, empty or non-UTF-8 SQL) and every failure (syntax error,
   time budget, constraint) comes back as an :class:`ExecResult` with ``ok=False`` and a message.
-- Results are capped in rows and bytes (``truncated=True``) and each statement has a wall-clock
-  budget enforced inside SQLite by a progress handler (every ``progress_steps`` VM operations)
-  and, for long single operations, by a watchdog thread that interrupts the connection.
+- Results are capped in rows and bytes (``truncated=True``). Each statement has a budget in
+  SQLite VM steps (``max_vm_steps``, counted by the progress handler, so the verdict is the same
+  on any machine under any load) and a larger wall-clock safety cap, enforced by the same
+  handler and, for long single operations, by a watchdog thread that interrupts the connection.
 - Resources (see :class:`SessionLimits` and :mod:`clarisql.envs.limits`): no value or row is
   longer than ``max_value_bytes`` (``SQLITE_LIMIT_LENGTH``); a writable session's database grows
   by at most ``max_growth_bytes`` in ``main`` and again in ``temp`` (``max_page_count``); one
@@ -106,9 +107,12 @@ SESSION_EXTENSIONS: dict[str, Any] = {}
 class SessionLimits:
     """Per-statement budget, result caps and the session's resource caps.
 
-    ``timeout_s`` is enforced inside SQLite (progress handler every ``progress_steps`` VM steps,
-    plus a watchdog interrupt ``watchdog_grace_s`` (at most 4 % of the budget) after the deadline
-    for long single operations);
+    ``max_vm_steps`` is the statement's budget, counted in SQLite VM steps (the progress
+    handler's calls, every ``progress_steps`` steps): the same statement over the same database
+    takes the same steps on any machine under any load, so whether it fits never depends on the
+    clock (``None``: no step budget). ``timeout_s`` is a wall-clock safety cap above it
+    (progress handler, plus a watchdog interrupt ``watchdog_grace_s`` (at most 4 % of the cap)
+    after the deadline for long single operations);
     ``max_rows``/``max_bytes`` cap what one statement may return (the rest is dropped and the
     result is marked ``truncated``); ``max_sql_chars`` refuses huge statements up front.
     ``max_value_bytes`` is SQLite's ``SQLITE_LIMIT_LENGTH`` (longest string, blob or row);
@@ -126,11 +130,15 @@ class SessionLimits:
     max_sql_chars: int = 100_000
     max_value_bytes: int = 1_000_000
     progress_steps: int = 1_000
+    max_vm_steps: int | None = 100_000_000
     max_growth_bytes: int = 64_000_000
     max_statement_memory_bytes: int = 192_000_000
     watchdog_grace_s: float = 0.05
     write_reserve: float = 0.2
 
+
+#: progress-handler calls allowed when a statement has no step budget (never reached)
+_NO_STEP_CAP = 1 << 62
 
 #: shared by sessions opened without limits (frozen; a pooled connection keeps them applied)
 _DEFAULT_LIMITS = SessionLimits()
@@ -414,6 +422,7 @@ class Session:
         "_stmt_exts",
         "_lazy",
         "_slice_end",
+        "_ticks_left",
         "__weakref__",
     )
 
@@ -434,6 +443,8 @@ class Session:
         self._deadline = 0.0
         #: the end of an inline statement's time slice (:meth:`execute_inline`); else inf
         self._slice_end = _INF
+        #: progress-handler calls left in the statement's step budget (``max_vm_steps``)
+        self._ticks_left = 0
         self._mem0 = 0
         self._stop_reason: str | None = None
         self._stmt_writes = False
@@ -662,6 +673,10 @@ class Session:
         return name
 
     def _progress(self) -> bool:
+        self._ticks_left -= 1
+        if self._ticks_left < 0:  # (first: the step budget's verdict never depends on time)
+            self._stop_reason = "steps"
+            return True
         now = time.monotonic()
         if now > self._slice_end:
             self._stop_reason = "slice"
@@ -794,6 +809,8 @@ class Session:
         cur.exec_trace = self._tracer
         lim = self.limits
         self._deadline = time.monotonic() + lim.timeout_s
+        steps = lim.max_vm_steps
+        self._ticks_left = _NO_STEP_CAP if steps is None else steps // max(1, lim.progress_steps)
         self._stop_reason = None
         self._stmt_writes = False
         self._mem0 = apsw.memory_used()

@@ -262,7 +262,7 @@ def error_result(
     """The result of a statement that raised ``e`` (one of :data:`STATEMENT_ERRORS`).
 
     ``refusal``: what the authorizer or exec tracer refused, if anything; ``stop_reason``: why
-    the progress handler stopped it (``"memory"``, ``"timeout"``, ``"slice"``); ``inline``: it
+    the progress handler stopped it (``"memory"``, ``"steps"``, ``"timeout"``, ``"slice"``); ``inline``: it
     ran under a time slice and the inline caps, so an interrupt other than for memory, or a
     value or pattern past the caps, means "run it again" (error kind ``deferred``).
     """
@@ -275,7 +275,7 @@ def error_result(
         ref = refusal or Refusal("statement refused")
         return _fail(sql, str(ref), ref.kind)
     if isinstance(e, apsw.InterruptError):
-        if inline and stop_reason != "memory":
+        if inline and stop_reason not in ("memory", "steps"):
             # an inline statement's slice ran out (or it met a model call): run it again
             return _fail(sql, "stopped at its time slice", "deferred")
         if stop_reason == "memory":
@@ -284,6 +284,12 @@ def error_result(
                 "statement stopped: it needed more than "
                 f"{lim.max_statement_memory_bytes / 1e6:g} MB of memory",
                 "memory",
+            )
+        if stop_reason == "steps":
+            return _fail(
+                sql,
+                f"statement stopped: it ran past its budget of {lim.max_vm_steps:,} SQLite steps",
+                "timeout",
             )
         return _fail(
             sql, f"statement stopped: it ran past the {lim.timeout_s:g} s time budget", "timeout"

@@ -1,15 +1,37 @@
-"""Answer and state matching (Pass@1 execution match, final-state digest match)."""
+"""Answer and state matching (Pass@1 execution match, final-state digest match).
+
+Contract of :func:`execution_match` (Pass@1), strict but fair:
+- The same number of rows and of columns, always: an answer with an extra column fails (no
+  superset cheat: ``SELECT *`` never passes for a one-column gold).
+- Column order does not matter (Spider's test-suite rule): the answer passes when some
+  permutation of its columns matches the gold; candidates are only the permutations that map
+  each column onto a gold column holding the same values, so the search stays small.
+- Rows compare as multisets (as sequences when ``ordered``); numbers as numbers (``1 == 1.0``)
+  within ``rel_tol``/``abs_tol``; strings exactly.
+- Rounding: a number written with ``d >= round_digits`` decimals (default 2, the tolerance a
+  task states as "to two decimals") matches the other side's value rounded to ``d`` decimals
+  (``ROUND(AVG(x), 2)`` = 2.67 passes for a gold of 2.6667; 2.7 or 3 do not).
+Saved runs keep both row lists, so ``clarisql rescore`` applies the rule to old runs.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
+#: a float written with at least this many decimals may be the other value rounded to them
+ROUND_DIGITS = 2
+#: column permutations tried at most per comparison (beyond, only the given order counts)
+MAX_PERMUTATIONS = 720
+#: rows up to which an unordered comparison that fails after sorting is tried row by row
+MAX_PAIRING_ROWS = 300
 
 
 def _norm(v: Any) -> tuple[int, Any]:
@@ -26,11 +48,35 @@ def _norm(v: Any) -> tuple[int, Any]:
     return (2, str(v))
 
 
-def _value_eq(a: tuple[int, Any], b: tuple[int, Any], rel: float, abs_: float) -> bool:
+def _decimals(f: float) -> int:
+    """Decimals in the shortest repr of a finite float (``2.67`` -> 2, ``3.0`` -> 0)."""
+    text = repr(f)
+    if "e" in text or "E" in text:
+        mant, _, exp = text.lower().partition("e")
+        frac = mant.partition(".")[2].rstrip("0")
+        return max(0, len(frac) - int(exp))
+    frac = text.partition(".")[2].rstrip("0")
+    return len(frac)
+
+
+def _rounded_eq(a: float, b: float, digits: int) -> bool:
+    """One of the two is the other rounded to its own ``>= digits`` decimals."""
+    for x, y in ((a, b), (b, a)):
+        d = _decimals(x)
+        if digits <= d <= 15 and abs(x - y) <= 0.5 * 10.0**-d * (1 + 1e-9) + 1e-12:
+            return True
+    return False
+
+
+def _value_eq(
+    a: tuple[int, Any], b: tuple[int, Any], rel: float, abs_: float, digits: int = ROUND_DIGITS
+) -> bool:
     if a[0] != b[0]:
         return False
     if a[0] == 1 and isinstance(a[1], float) and isinstance(b[1], float):
-        return math.isclose(a[1], b[1], rel_tol=rel, abs_tol=abs_)
+        return math.isclose(a[1], b[1], rel_tol=rel, abs_tol=abs_) or (
+            digits > 0 and _rounded_eq(a[1], b[1], digits)
+        )
     return a[1] == b[1]
 
 
@@ -48,11 +94,12 @@ def execution_match(
     ordered: bool = False,
     rel_tol: float = REL_TOL,
     abs_tol: float = ABS_TOL,
+    round_digits: int = ROUND_DIGITS,
 ) -> bool:
-    """Pass@1 execution match.
+    """Pass@1 execution match (see the module docstring: column order free, rounding to
+    ``round_digits`` or more decimals accepted, extra columns fail; ``round_digits=0`` turns
+    rounding off).
 
-    Rows are compared as multisets (as sequences when ``ordered``), values position by position;
-    numbers match within ``rel_tol``/``abs_tol`` and ``1 == 1.0``; strings match exactly.
     ``predicted=None`` (no answer, or the query failed) never matches, not even an empty gold.
     """
     if predicted is None or gold is None:
@@ -60,11 +107,11 @@ def execution_match(
     if len(predicted) != len(gold):
         return False
     memo = getattr(_LAST, "call", None)
-    key = (ordered, rel_tol, abs_tol)
+    key = (ordered, rel_tol, abs_tol, round_digits)
     if memo is not None and memo[0] is predicted and memo[1] is gold and memo[2] == key:
         return memo[3]
     ok = _exactly_equal(predicted, gold, ordered) or _tolerant_match(
-        predicted, gold, ordered, rel_tol, abs_tol
+        predicted, gold, ordered, rel_tol, abs_tol, round_digits
     )
     # a finished episode asks the same question several times (outcome, reliability, the
     # record's flag): keep the last answer per thread, by identity of the two row lists
@@ -100,20 +147,99 @@ def _tolerant_match(
     ordered: bool,
     rel_tol: float,
     abs_tol: float,
+    round_digits: int = ROUND_DIGITS,
 ) -> bool:
+    """The full comparison: values within tolerance, rows as multisets unless ``ordered``, and
+    any column permutation that maps columns onto gold columns with the same values."""
+    if len(predicted) != len(gold):
+        return False
     p = [[_norm(v) for v in r] for r in predicted]
     g = [[_norm(v) for v in r] for r in gold]
+    ragged = bool(p) and (
+        any(len(r) != len(p[0]) for r in p) or any(len(r) != len(g[0]) for r in g)
+    )
+    if not p or ragged:
+        return _rows_match(p, g, ordered, rel_tol, abs_tol, round_digits)
+    if p and len(p[0]) != len(g[0]):
+        return False  # another number of columns: never (an extra column is no answer)
+    eq = partial(_value_eq, rel=rel_tol, abs_=abs_tol, digits=round_digits)
+    for perm in _column_permutations(p, g, eq):
+        rows = p if perm is None else [[r[j] for j in perm] for r in p]
+        if _rows_match(rows, g, ordered, rel_tol, abs_tol, round_digits):
+            return True
+    return False
+
+
+def _column_permutations(
+    p: list[list[tuple[int, Any]]], g: list[list[tuple[int, Any]]], eq: Any
+) -> Iterator[tuple[int, ...] | None]:
+    """``None`` (the given order) first, then each other assignment of predicted columns to gold
+    columns whose sorted values agree (at most :data:`MAX_PERMUTATIONS`)."""
+    yield None
+    if not p or len(p[0]) < 2:
+        return
+    n = len(p[0])
+
+    def column(rows: list[list[tuple[int, Any]]], j: int) -> list[tuple[int, Any]]:
+        try:
+            return sorted((r[j] for r in rows), key=lambda v: _row_key([v]))
+        except TypeError:
+            return sorted((r[j] for r in rows), key=repr)
+
+    pc = [column(p, j) for j in range(n)]
+    gc = [column(g, i) for i in range(n)]
+    options = [
+        [j for j in range(n) if all(eq(a, b) for a, b in zip(pc[j], gc[i]))] for i in range(n)
+    ]
+    if any(not o for o in options):
+        return
+    tried = 0
+    identity = tuple(range(n))
+    for perm in itertools.product(*options):
+        if len(set(perm)) != n or perm == identity:
+            continue
+        tried += 1
+        if tried > MAX_PERMUTATIONS:
+            return
+        yield perm
+
+
+def _rows_match(
+    p: list[list[tuple[int, Any]]],
+    g: list[list[tuple[int, Any]]],
+    ordered: bool,
+    rel_tol: float,
+    abs_tol: float,
+    round_digits: int,
+) -> bool:
     if any(len(a) != len(b) for a, b in zip(p, g)) and ordered:
         return False
     if not ordered:
         try:
-            p.sort(key=_row_key)
-            g.sort(key=_row_key)
+            p = sorted(p, key=_row_key)
+            g = sorted(g, key=_row_key)
         except TypeError:  # mixed incomparable kinds in one column: fall back to repr
-            p.sort(key=repr)
-            g.sort(key=repr)
-    for a, b in zip(p, g):
-        if len(a) != len(b) or not all(_value_eq(x, y, rel_tol, abs_tol) for x, y in zip(a, b)):
+            p = sorted(p, key=repr)
+            g = sorted(g, key=repr)
+
+    def same(a: list[tuple[int, Any]], b: list[tuple[int, Any]]) -> bool:
+        return len(a) == len(b) and all(
+            _value_eq(x, y, rel_tol, abs_tol, round_digits) for x, y in zip(a, b)
+        )
+
+    if all(same(a, b) for a, b in zip(p, g)):
+        return True
+    if ordered or len(p) > MAX_PAIRING_ROWS:
+        return False
+    # sorting may order two rows differently when their values differ within tolerance: pair
+    # each predicted row with an unused gold row it matches
+    free = list(range(len(g)))
+    for a in p:
+        for k, i in enumerate(free):
+            if same(a, g[i]):
+                del free[k]
+                break
+        else:
             return False
     return True
 

@@ -91,6 +91,6 @@ def test_source_without_text_column_says_so(tmp_path: Path) -> None:
 
 def test_a_column_too_slow_for_the_budget_is_left_out_and_named(tmp_path: Path) -> None:
     db = ingest([write_ticket_lake(tmp_path / "csv")], tmp_path / "s")
-    out = freetext_tasks(profile_lake(db), Verifier(db, time_budget_s=1e-4), random.Random(0), 4, 2)
+    out = freetext_tasks(profile_lake(db), Verifier(db, step_budget=200), random.Random(0), 4, 2)
     assert out.answer == [] and out.clarify == []
     assert "tickets.notes" in out.notes["free-text columns left out"]

@@ -91,16 +91,16 @@ def test_prefetch_gives_the_sequential_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_time_budget_rejects_slow_statements(tmp_path: Path, workers: int) -> None:
+def test_step_budget_rejects_slow_statements(tmp_path: Path, workers: int) -> None:
     db = _lake_db(tmp_path / "b.sqlite")
-    v = Verifier(db, time_budget_s=0.05, workers=workers)
+    v = Verifier(db, step_budget=2_000_000, workers=workers)
     slow = (
         "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 50000000) "
         "SELECT COUNT(*) FROM c"
     )
     v.prefetch([slow])
     assert v.rows(slow) is None
-    assert "0.05 s time budget" in (v.last_error or "")
+    assert "budget of 2,000,000 SQLite steps" in (v.last_error or "")
     assert v.rows("SELECT COUNT(*) FROM t") == [(301,)]
     v.close()
 

@@ -126,7 +126,11 @@ def file_suite(path: str | Path) -> Suite:
             )
         if not dbp.is_file():
             raise TaskFormatError(f"{p}: task {t.id!r}: database file {dbp} does not exist")
-        dbs[t.db] = DatabaseSpec(name=t.db, path=dbp.resolve())
+        # a data dictionary beside the database (``clarisql synth --describe``) is shown to
+        # the agent above the schema
+        about = dbp.with_name(dbp.stem + ".description.md")
+        text = about.read_text(encoding="utf-8")[:20_000] if about.is_file() else None
+        dbs[t.db] = DatabaseSpec(name=t.db, path=dbp.resolve(), description=text)
     return Suite(p.stem, tasks, dbs, {"source": str(p)})
 
 

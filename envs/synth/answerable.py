@@ -42,8 +42,15 @@ from clarisql.envs.synth.templates import (
     roles,
     show,
 )
-from clarisql.envs.synth.types import DIFFICULTIES, QTYPES, ColumnProfile, Draft, LakeProfile
-from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
+from clarisql.envs.synth.types import (
+    DIFFICULTIES,
+    QTYPES,
+    ColumnProfile,
+    Draft,
+    LakeProfile,
+    join_on,
+)
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
 
 Maker = Callable[[], "Draft | Candidate | None"]
 
@@ -84,6 +91,8 @@ class DraftContext:
         self.rejected: list[str] = []
         #: :meth:`draft` returns unexecuted candidates (the driver checks them, see make_drafts)
         self.deferred = False
+        #: (left, right) of a join -> the other key paths between its two tables
+        self.join_alternatives = {(j.left, j.right): j.alternatives for j in lake.joins}
         self._counts: dict[tuple[str, str], dict[Any, int]] = {}
         self._tops: dict[tuple[str, str], list[Any]] = {}
 
@@ -165,6 +174,22 @@ class DraftContext:
         c = Candidate(sql, q, difficulty, qtype, cols, ops, ordered, slots)
         return c if self.deferred else self.check(c)
 
+    def _paths_agree(self, c: Candidate, rows: list[tuple]) -> bool:
+        """Every other key path between the join's two tables gives the same answer (when in
+        doubt, no: a gold that depends on which key was chosen is not a gold)."""
+        join = c.slots.get("join")
+        alts = self.join_alternatives.get(join, ()) if join else ()
+        if not alts:
+            return True
+        on = join_on(*join)
+        if on not in c.sql:
+            return False
+        for left, right in alts:
+            other = self.v.rows(c.sql.replace(on, join_on(left, right)))
+            if other is None or not same_answer(rows, other, ordered=c.ordered):
+                return False
+        return True
+
     def check(self, c: Candidate) -> Draft | None:
         """Execute and check ``c``: the :class:`Draft` or ``None`` (reason recorded)."""
         if c.question.casefold() in self.seen:
@@ -178,6 +203,9 @@ class DraftContext:
             return None
         if echoes_question(rows, c.question):
             self.rejected.append("the answer is written in the question")
+            return None
+        if not self._paths_agree(c, rows):
+            self.rejected.append("join paths disagree")
             return None
         ops = c.ops
         if "group" in ops and len(rows) < 2:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.names import split_name
+from clarisql.envs.synth.phrasing import JOIN_LIST, pick, plural, singular
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     LARGE_TABLE,
@@ -23,7 +25,7 @@ from clarisql.envs.synth.templates import (
     union_all,
     union_sql,
 )
-from clarisql.envs.synth.types import ColumnProfile, Draft, JoinPair, UnionPair
+from clarisql.envs.synth.types import ColumnProfile, Draft, JoinPair, UnionPair, join_on
 
 if TYPE_CHECKING:
     from clarisql.envs.synth.answerable import DraftContext, Maker
@@ -56,21 +58,27 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             out["moderate"].append(
                 lambda j=j, fk=fk, key=key, small=small, rl=rl: _j_agg(cx, j, fk, key, small, rl)
             )
+        # rows listed by these two are named by what identifies them (a label of the
+        # referenced table, else its key), never by a shared attribute ("their active": Y)
+        labels = [c for c in rr.labels if c.name != key.name]
+        named = [c for c in labels if "name" in split_name(c.name)]  # a name before an address
+        ident = named or labels or [key]
         out["challenging"].append(
-            lambda j=j, fk=fk, key=key, desc=desc: _j_rank(cx, j, fk, key, desc)
+            lambda j=j, fk=fk, key=key, ident=ident: _j_rank(cx, j, fk, key, ident)
         )
         out["challenging"].append(
-            lambda j=j, fk=fk, key=key, desc=desc: _j_above(cx, j, fk, key, desc)
+            lambda j=j, fk=fk, key=key, ident=ident: _j_above(cx, j, fk, key, ident)
         )
     return out
 
 
 def _on(fk: ColumnProfile, key: ColumnProfile) -> str:
-    return f"{fk.ref()} = {key.ref()}"
+    return join_on((fk.table, fk.name), (key.table, key.name))
 
 
 def _names(j: JoinPair) -> tuple[str, str]:
-    return human(j.left[0]), human(j.right[0])
+    """The two tables' rows as plural nouns (``engagements``, ``customers``)."""
+    return plural(singular(human(j.left[0]))), plural(singular(human(j.right[0])))
 
 
 def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None:
@@ -82,7 +90,15 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
         Sel(s.ref(), distinct=True).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
     )
     ln, rn = _names(j)
-    q = f"List the distinct {human(s.name)} of {ln} rows linked to the {rn} whose {human(d.name)} is {show(v)}."
+    q = pick(
+        JOIN_LIST,
+        cx.rng,
+        attr=human(s.name),
+        rows=ln,
+        subjs=rn,
+        key=human(d.name),
+        v=show(v),
+    )
     return cx.draft(
         sel,
         q,
@@ -106,7 +122,7 @@ def _j_count(cx: DraftContext, j: JoinPair, fk, key, small) -> Draft | None:
         .group(d.ref())
     )
     ln, rn = _names(j)
-    q = f"How many {ln} rows{ph} are there for each {human(d.name)} of their {rn}?"
+    q = f"How many {ln}{ph} are there for each {human(d.name)} of their {rn}?"
     return cx.draft(
         sel,
         q,
@@ -133,7 +149,7 @@ def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | 
         .group(d.ref())
     )
     ln, rn = _names(j)
-    q = f"For each {human(d.name)} of the {rn}, what is the {AGG_WORDS[agg]} {human(m.name)} of their {ln} rows{ph}?"
+    q = f"For each {human(d.name)} of the {rn}, what is the {AGG_WORDS[agg]} {human(m.name)} of their {ln}{ph}?"
     return cx.draft(
         sel,
         q,
@@ -167,8 +183,8 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     ln, rn = _names(j)
     top = "count" if k == 1 else f"{k} counts"
     q = (
-        f"Which {rn} rows have the highest {top} of {ln} rows{ph}? "
-        f"Give their {human(d.name)} and the number of {ln} rows (all ties)."
+        f"Which {rn} have the highest {top} of {ln}{ph}? "
+        f"Give their {human(d.name)} and the number of {ln} (all ties)."
     )
     return cx.draft(
         sel,
@@ -199,8 +215,8 @@ def _j_above(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     )
     ln, rn = _names(j)
     q = (
-        f"Which {rn} rows have more than twice the average number of {ln} rows{ph} per {rn}? "
-        f"Give their {human(d.name)} and their number of {ln} rows."
+        f"Which {rn} have more than twice the average number of {ln}{ph} per {rn}? "
+        f"Give their {human(d.name)} and their number of {ln}."
     )
     return cx.draft(
         sel,

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.phrasing import (
+    ATTR_OF_RECORD,
+    ATTR_WHERE,
+    pick,
+    plural,
+    quote,
+    singular,
+)
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     SCOPE_WORDS,
@@ -70,13 +78,28 @@ def _t(r: Roles) -> str:
     return human(r.table.name)
 
 
+def _rows(r: Roles) -> str:
+    """The table's rows as a plural noun (``film`` -> ``films``, ``months`` stays): a user asks
+    "how many films", not "how many film rows"."""
+    return plural(singular(_t(r)))
+
+
 def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     d = cx.pick(r.dims)
     v = cx.value(d, cx.v.max_rows)
     if v is None:
         return None
     sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
-    q = f"List the {human(lab.name)} of every {_t(r)} row whose {human(d.name)} is {show(v)}."
+    subj = singular(_t(r))
+    q = pick(
+        ATTR_WHERE,
+        cx.rng,
+        attr=human(lab.name),
+        subj=subj,
+        subjs=plural(subj),
+        key=human(d.name),
+        v=quote(v),
+    )
     f = [(d.table, d.name, "=", v)]
     return cx.draft(
         sel, q, "simple", "single", [lab, d], ("filter",), filters=f, scope=scope_of(d, v)
@@ -90,7 +113,7 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         return None
     sel = Sel(lab.ref(), num(m)).frm(r.table.name).where(present(m), f"{num(m)} > {lit(x)}")
     q = (
-        f"Which {_t(r)} rows have {human(m.name)} above {show(x)}? "
+        f"Which {_rows(r)} have {human(m.name)} above {show(x)}? "
         f"Give the {human(lab.name)} and the {human(m.name)}."
     )
     f = [(m.table, m.name, ">", x)]
@@ -103,7 +126,15 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     lab, m = cx.pick([c for c in r.labels if c.unique]), cx.pick(r.measures)
     v = cx.value(lab)
     sel = Sel(num(m)).frm(r.table.name).where(cond_eq(lab, v), present(m))
-    q = f"What is the {human(m.name)} of the {_t(r)} whose {human(lab.name)} is {show(v)}?"
+    # the frames of the unanswerable twin (layers.unanswerable): only the attribute differs
+    q = pick(
+        ATTR_OF_RECORD,
+        cx.rng,
+        attr=human(m.name),
+        subj=singular(_t(r)),
+        key=human(lab.name),
+        v=quote(v),
+    )
     f = [(lab.table, lab.name, "=", v)]
     return cx.draft(
         sel, q, "simple", "single", [m, lab], ("filter",), measure=(m.table, m.name), filters=f
@@ -118,7 +149,7 @@ def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
     d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
     v = cx.value(d)
     sel = Sel(f"{agg.upper()}({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m))
-    q = f"What is the {AGG_WORDS[agg]} {human(m.name)} of {_t(r)} rows with {human(d.name)} {show(v)}?"
+    q = f"What is the {AGG_WORDS[agg]} {human(m.name)} of {_rows(r)} with {human(d.name)} {show(v)}?"
     return cx.draft(
         sel,
         q,
@@ -142,7 +173,7 @@ def _agg_group(cx: DraftContext, r: Roles) -> Draft | None:
         .where(present(m), present(d), *nc)
         .group(d.ref())
     )
-    q = f"For each {human(d.name)}, what is the {AGG_WORDS[agg]} {human(m.name)} of {_t(r)} rows{ph}?"
+    q = f"For each {human(d.name)}, what is the {AGG_WORDS[agg]} {human(m.name)} of {_rows(r)}{ph}?"
     return cx.draft(
         sel,
         q,
@@ -161,7 +192,7 @@ def _count_eq(cx: DraftContext, r: Roles) -> Draft | None:
     d = cx.pick(r.dims)
     v = cx.value(d)
     sel = Sel("COUNT(*)").frm(r.table.name).where(cond_eq(d, v))
-    q = f"How many {_t(r)} rows have {human(d.name)} {show(v)}?"
+    q = f"How many {_rows(r)} have {human(d.name)} {show(v)}?"
     return cx.draft(
         sel,
         q,
@@ -179,7 +210,7 @@ def _count_group(cx: DraftContext, r: Roles) -> Draft | None:
     d = cx.pick(r.dims)
     nc, ph, nf = cx.narrow(r, (d.name,))
     sel = Sel(d.ref(), "COUNT(*)").frm(r.table.name).where(present(d), *nc).group(d.ref())
-    q = f"How many {_t(r)} rows{ph} are there for each {human(d.name)}?"
+    q = f"How many {_rows(r)}{ph} are there for each {human(d.name)}?"
     return cx.draft(
         sel,
         q,
@@ -207,7 +238,7 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     word = "highest" if hi else "lowest"
     q = (
-        f"List the {k} {_t(r)} rows{ph} with the {word} {human(m.name)}, {word} first "
+        f"List the {k} {_rows(r)}{ph} with the {word} {human(m.name)}, {word} first "
         f"(ties by {human(lab.name)}): their {human(lab.name)} and {human(m.name)}."
     )
     return cx.draft(
@@ -234,7 +265,7 @@ def _per_year(cx: DraftContext, r: Roles) -> Draft | None:
         .group("year")
         .order("year ASC")
     )
-    q = f"How many {_t(r)} rows{ph} are there per year of {human(d.name)}, in chronological order?"
+    q = f"How many {_rows(r)}{ph} are there per year of {human(d.name)}, in chronological order?"
     return cx.draft(
         sel,
         q,
@@ -260,7 +291,7 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         .where(cond_eq(d, v), present(m), f"{num(m)} > ({inner})")
     )
     q = (
-        f"Among {_t(r)} rows with {human(d.name)} {show(v)}, which have {human(m.name)} above "
+        f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {human(m.name)} above "
         f"their average? Give the {human(lab.name)} and the {human(m.name)}."
     )
     return cx.draft(
@@ -315,7 +346,7 @@ def _share(cx: DraftContext, r: Roles) -> Draft | None:
     share = "ROUND(100.0 * COUNT(*) / SUM(COUNT(*)) OVER (), 2)"
     sel = Sel(d.ref(), f"{share} AS share").frm(r.table.name).where(present(d), *nc).group(d.ref())
     q = (
-        f"What share of {_t(r)} rows{ph} (in percent, rounded to 2 decimals) does each "
+        f"What share of {_rows(r)}{ph} (in percent, rounded to 2 decimals) does each "
         f"{human(d.name)} account for?"
     )
     return cx.draft(
@@ -344,7 +375,7 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
     )
     q = (
         f"Which {human(d.name)} values have an average {human(m.name)} above the average over "
-        f"all {_t(r)} rows{ph}? Give each with its average."
+        f"all {_rows(r)}{ph}? Give each with its average."
     )
     return cx.draft(
         sel,

@@ -2,7 +2,7 @@
 
     clarisql synth SOURCE... --out DIR [--seed N] [--tasks N] [--llm openai:MODEL@URL]
                    [--mixture well-specified=0.2,clarify=0.2,write=0.1,unanswerable=0.5]
-                   [--workers N]
+                   [--workers N] [--describe FILE] [--audit N]
 
 Exit status 0 on success; 2 with one line on stderr for input the user can fix (missing, empty
 or corrupt source, CSV that does not parse, no usable column, bad option).
@@ -28,7 +28,10 @@ def _synth(args: argparse.Namespace) -> int:
             mixture=parse_mixture(args.mixture) if args.mixture else dict(DEFAULT_MIXTURE),
             llm=args.llm,
             workers=args.workers,
+            describe=args.describe,
         )
+        if args.audit is not None and args.audit < 1:
+            raise SynthError(f"--audit must be at least 1, got {args.audit}")
         result = synthesize(config)
     except (SynthError, OSError) as e:
         if os.environ.get("CLARISQL_DEBUG"):
@@ -47,7 +50,60 @@ def _synth(args: argparse.Namespace) -> int:
     print(f"database: {result.db_path}; report: {result.card_path}")
     if result.shortfalls:
         print(f"shortfalls: {len(result.shortfalls)} (see {result.card_path.name})")
+    if args.audit:
+        path = _audit(result, args.audit, args.seed)
+        print(f"audit: {path}")
     return 0
+
+
+def _audit(result: object, n: int, seed: int) -> str:
+    """Write ``AUDIT.md``: the flaw counts per category and a stratified review sheet."""
+    from clarisql.envs.synth.audit import FLAWS, Auditor, AuditReport, review_sheet
+    from clarisql.envs.synth.verify import Verifier
+
+    v = Verifier(result.db_path, max_rows=5000)  # type: ignore[attr-defined]
+    try:
+        report = AuditReport()
+        auditor = Auditor(result.lake, v)  # type: ignore[attr-defined]
+        for t in result.tasks:  # type: ignore[attr-defined]
+            auditor.audit(t, report)
+        cats = sorted(report.tasks)
+        lines = [
+            "# Audit",
+            "",
+            "Machine-checked flaws per category (0 is the goal; see docs/synth.md).",
+            "",
+            "| flaw | " + " | ".join(cats) + " | total |",
+            "|---|" + "---|" * (len(cats) + 1),
+        ]
+        for f in FLAWS:
+            cells = " | ".join(str(report.flaws[f][c]) for c in cats)
+            lines.append(f"| {f} | {cells} | {report.total(f)} |")
+        lines.append(
+            "| tasks | " + " | ".join(str(report.tasks[c]) for c in cats) + " | "
+            f"{sum(report.tasks.values())} |"
+        )
+        for f in FLAWS:
+            for ex in report.examples[f]:
+                lines.append(f"- {f}: {ex}")
+        lines += ["", review_sheet(result.tasks, v, n, seed, replies=_replies)]  # type: ignore[attr-defined]
+    finally:
+        v.close()
+    path = result.tasks_path.parent / "AUDIT.md"  # type: ignore[attr-defined]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _replies(task: object) -> list[str]:
+    """What the simulator reveals for each gold label (the label-exact reply of the Fixed
+    simulator), and the instruction a write task's user follows."""
+    out = [
+        f"asked about {u.label.kind} [{u.label.content}] {u.label.slot}: {u.value}"
+        for u in task.underspecs  # type: ignore[attr-defined]
+    ]
+    if getattr(task, "instruction", None):
+        out.append(f"instruction: {task.instruction}")  # type: ignore[attr-defined]
+    return out
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -100,6 +156,21 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="threads running verification queries (default: the cores, at most 4); "
         "the output does not depend on it",
+    )
+    p.add_argument(
+        "--describe",
+        default=None,
+        metavar="FILE",
+        help="data dictionary (CSV: column,description[,table]; or YAML): names columns in "
+        "questions and is shown to the agent with the schema",
+    )
+    p.add_argument(
+        "--audit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also write AUDIT.md: flaw counts per category and a stratified review sheet "
+        "of N tasks (question, gold SQL, result, replies)",
     )
     p.add_argument(
         "--mixture",

@@ -4,11 +4,16 @@ Contract
 - :func:`discover` returns ``lake`` with ``joins`` and ``unions`` filled, each sorted by
   descending score then by name (deterministic), keeping pairs scoring at least ``min_score`` on
   OrQA's 0-10 scale.
-- Joinable (``left -> right``): ``left``'s present distinct values are contained in ``right``'s
-  (containment >= ``min_containment``), kinds compatible (integer with integer, text/date with
-  text/date), ``right`` is key-like (at least 90 % distinct) and ``left`` has at least 3 distinct
-  values; integer pairs also need similar names (small integer ranges overlap by chance) unless
-  the schema declares the foreign key (``PRAGMA foreign_key_list``: always a candidate).
+- Joinable (``left -> right``) only on keys: ``right`` is unique (every present value once;
+  checked on the data, declared keys too), kinds compatible (integer with integer, text/date
+  with text/date), ``left`` has at least 3 distinct values and its present values are
+  contained in ``right``'s (containment >= ``min_containment``). Declared foreign keys come
+  first (``PRAGMA foreign_key_list``): between two tables that declare one, no other pair is
+  inferred. Otherwise the names must agree (:func:`name_similarity` >= ``min_name_similarity``
+  for every kind: values alone overlap by chance, an alternate identifier column is not the
+  key). When several key paths remain between two tables, the best is kept and the others are
+  its ``alternatives``: a task over that join is kept only when every path gives the same
+  answer (``answerable.DraftContext.check``).
   Offline score: ``10 * (0.5 containment + 0.25 name similarity + 0.25 key-ness)``.
 - Candidates: exact containment over every column pair when the lake has at most
   ``exact_limit`` candidate columns; otherwise datasketch's MinHash LSH Ensemble (containment
@@ -88,7 +93,22 @@ def name_similarity(left: ColumnProfile, right: ColumnProfile) -> float:
         return max(
             (round(SequenceMatcher(None, stem, w).ratio(), 4) for w in readings), default=0.0
         )
-    return round(SequenceMatcher(None, a, b).ratio(), 4)
+    # ``orders.customer_name`` -> ``customers.name``: a column may carry the other table's
+    # name in front of the shared column name
+    readings_a = [a, *(_singular(w) + a for w in _table_words(left.table))]
+    readings_b = [b, *(_singular(w) + b for w in _table_words(right.table))]
+    return max(
+        round(SequenceMatcher(None, x, y).ratio(), 4)
+        for x, y in ((a, b), *((a, y) for y in readings_b[1:]), *((x, b) for x in readings_a[1:]))
+    )
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _table_words(table: str) -> list[str]:
+    return [w for w in (norm_name(w) for w in _WORDS.findall(table)) if len(w) > 1]
 
 
 def _family(kind: str) -> str:
@@ -112,20 +132,29 @@ def _values(conn: apsw.Connection, c: ColumnProfile) -> frozenset[str]:
     return frozenset(r[0] for r in conn.execute(q))
 
 
+def _is_unique(conn: apsw.Connection, c: ColumnProfile, values: frozenset[str]) -> bool:
+    """Every present value of ``c`` occurs once (the referenced side of a key)."""
+    if len(values) >= MAX_VALUES:
+        return False
+    q = f"SELECT COUNT(*) FROM {quote_ident(c.table)} WHERE {present_sql(c)}"
+    return conn.execute(q).fetchall()[0][0] == len(values)
+
+
 def _join_pair(
     lc: ColumnProfile,
     rc: ColumnProfile,
     lv: frozenset[str],
     rv: frozenset[str],
     declared: bool = False,
+    min_sim: float = 0.8,
 ) -> JoinPair | None:
     if lc.table == rc.table or _family(lc.kind) != _family(rc.kind) or not lv:
         return None
-    keyness = rc.distinct / max(1, round(rc.rows * (1 - rc.missing)))
-    if keyness < 0.9 or lc.distinct < 3:
+    if lc.distinct < 3:
         return None
+    keyness = rc.distinct / max(1, round(rc.rows * (1 - rc.missing)))
     sim = 1.0 if declared else name_similarity(lc, rc)  # a declared foreign key needs no name
-    if _family(lc.kind) == "num" and sim < 0.8:
+    if sim < min_sim:
         return None
     containment = len(lv & rv) / len(lv)
     score = 10 * (0.5 * containment + 0.25 * sim + 0.25 * min(1.0, keyness))
@@ -138,12 +167,39 @@ def _join_pair(
     )
 
 
+def _one_path_per_pair(
+    pairs: list[JoinPair],
+    declared: set[tuple[tuple[str, str], tuple[str, str]]],
+    primary: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset(),
+) -> list[JoinPair]:
+    """Declared keys first; then one pair per (left table, right table): the declared one, else
+    one onto the referenced table's primary key, else the best scored; the others are kept as
+    its ``alternatives`` (``pairs`` come sorted best first)."""
+    declared_tables = {(a[0], b[0]) for a, b in declared}
+    declared_tables |= {(b, a) for a, b in declared_tables}
+    best: dict[tuple[str, str], JoinPair] = {}
+    alts: dict[tuple[str, str], list] = {}
+    rank = lambda p: ((p.left, p.right) not in declared, p.right not in primary)  # noqa: E731
+    for p in sorted(pairs, key=rank):  # (stable: best scored first within a rank)
+        tables = (p.left[0], p.right[0])
+        if tables in declared_tables and (p.left, p.right) not in declared:
+            continue  # the schema declares how these tables join: nothing else is inferred
+        if tables not in best:
+            best[tables] = p
+            alts[tables] = []
+        else:
+            alts[tables].append((p.left, p.right))
+    kept = [replace(p, alternatives=tuple(alts[t])) for t, p in best.items()]
+    return sorted(kept, key=lambda p: (-p.score, p.left, p.right))
+
+
 def find_joins(
     lake: LakeProfile,
     min_containment: float = 0.8,
     min_score: float = 5.0,
     exact_limit: int = 400,
     stats: DiscoveryStats | None = None,
+    min_name_similarity: float = 0.8,
 ) -> list[JoinPair]:
     """Joinable pairs (see the module docstring)."""
     stats = stats or DiscoveryStats()
@@ -155,6 +211,8 @@ def find_joins(
     )
     try:
         values = [_values(conn, c) for c in cols]
+        unique = [_is_unique(conn, c, v) for c, v in zip(cols, values)]
+        primary = _primary_keys(conn, lake)
         at = {(c.table, c.name): i for i, c in enumerate(cols)}
         fks = {
             (at[a], at[b]) for a, b in _foreign_keys(conn, lake) if a in at and b in at and a != b
@@ -170,10 +228,21 @@ def find_joins(
     stats.candidates = len(pairs)
     out = []
     for i, j in pairs:
-        p = _join_pair(cols[i], cols[j], values[i], values[j], declared=(i, j) in fks)
+        if not unique[j]:
+            continue
+        p = _join_pair(
+            cols[i],
+            cols[j],
+            values[i],
+            values[j],
+            declared=(i, j) in fks,
+            min_sim=min_name_similarity,
+        )
         if p is not None and p.containment >= min_containment and p.score >= min_score:
             out.append(p)
-    return sorted(out, key=lambda p: (-p.score, p.left, p.right))
+    out.sort(key=lambda p: (-p.score, p.left, p.right))
+    declared = {((cols[i].table, cols[i].name), (cols[j].table, cols[j].name)) for i, j in fks}
+    return _one_path_per_pair(out, declared, primary)
 
 
 def _foreign_keys(
@@ -192,6 +261,16 @@ def _foreign_keys(
                 dst = pk[0][1] if len(pk) == 1 else None
             if dst is not None:
                 out.append(((t.name, src), (parent, dst)))
+    return out
+
+
+def _primary_keys(conn: apsw.Connection, lake: LakeProfile) -> set[tuple[str, str]]:
+    """Single-column primary keys the schema declares."""
+    out = set()
+    for t in lake.tables:
+        pk = [r[1] for r in conn.execute(f"PRAGMA table_info({quote_ident(t.name)})") if r[5]]
+        if len(pk) == 1:
+            out.add((t.name, pk[0]))
     return out
 
 

@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from clarisql.envs.database import SessionLimits
 from clarisql.envs.state_digest import session_state
 from clarisql.envs.synth.layers.common import misspell_word
 from clarisql.envs.synth.layers.unanswerable import words
@@ -256,8 +255,7 @@ def _state(run: DomainRun, actions: list[str], strict: bool) -> str:
     :meth:`Verifier.base_digest`) after ``actions`` in a private writable session; ``""`` when ``strict``
     and a write changes no row or a read returns none."""
     v = run.verifier
-    limits = SessionLimits(timeout_s=v.time_budget_s)
-    with v.image.session(writable=True, limits=limits) as s:
+    with v.image.session(writable=True, limits=v.write_limits) as s:
         for a in actions:
             res = s.execute(a)
             if not res.ok:

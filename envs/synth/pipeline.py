@@ -35,13 +35,15 @@ import apsw
 
 from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.answerable import DraftReport, make_drafts
+from clarisql.envs.synth.describe import dictionary_text, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
+from clarisql.envs.synth.names import clear_descriptions, set_descriptions, table_prefixed
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile
-from clarisql.envs.synth.verify import Verifier
+from clarisql.envs.synth.verify import DEFAULT_STEP_BUDGET, Verifier
 from clarisql.envs.tasks import Task, save_tasks
 
 #: Category shares of a suite. TrustSQL's test sets are half unanswerable; the answerable half is
@@ -68,11 +70,17 @@ class SynthConfig:
       ``write``, ``unanswerable``.
     - ``llm``: ``openai:MODEL@URL`` for OrQA's coder -> writer -> reviewer loop and the LLM
       pair scorer; ``None`` = offline. ``llm_threshold``: minimum LLM score (0-10) of a pair.
-    - ``time_budget_s`` / ``max_rows``: every gold query's sandbox budget and answer size bound.
+    - ``step_budget``: the episode's statement budget in SQLite VM steps; every gold query is
+      kept only within half of it (counted, not timed: the suite is the same under any load).
+      ``time_budget_s``: the wall-clock safety cap's unit (x10 per statement).
+      ``max_rows``: the answer size bound.
     - ``exact_limit``: discovery uses exact containment up to this many candidate columns,
       MinHash LSH Ensemble beyond.
     - ``workers``: threads that run verification queries (``None``: the machine's cores, at
       most 4); the output does not depend on it.
+    - ``describe``: a data dictionary (CSV or YAML, :mod:`.describe`): its words name the
+      columns in questions, and the described columns are listed for the agent
+      (``lake.description.md``, shown above the schema).
     """
 
     sources: Sequence[str | Path]
@@ -85,9 +93,11 @@ class SynthConfig:
     llm_cache_dir: str | Path | None = None
     llm_retries: int = 2
     time_budget_s: float = 2.0
+    step_budget: int = DEFAULT_STEP_BUDGET
     max_rows: int = 200
     exact_limit: int = 400
     workers: int | None = None
+    describe: str | Path | None = None
 
 
 @dataclass
@@ -201,6 +211,15 @@ def _norm(text: str) -> str:
 
 def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
+    described = load_descriptions(config.describe) if config.describe else {}
+    set_descriptions(described)
+    try:
+        return _synthesize(config, described)
+    finally:
+        clear_descriptions()
+
+
+def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     if config.tasks < 1:
         raise SynthError(f"--tasks must be at least 1, got {config.tasks}")
     if config.workers is not None and config.workers < 1:
@@ -212,6 +231,16 @@ def synthesize(config: SynthConfig) -> SynthResult:
     db_path = ingest(config.sources, out)
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
+    # ``EntStageName`` of ``Entertainers`` is asked as "stage name" (the dictionary, if any,
+    # still comes first)
+    auto = table_prefixed({t.name: [c.name for c in t.columns] for t in lake.tables})
+    set_descriptions({k: v for k, v in auto.items() if k not in described})
+    set_descriptions(described)
+    dictionary = out / (db_path.stem + ".description.md")
+    if described and dictionary_text(lake, described):
+        dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")
+    elif dictionary.exists():
+        dictionary.unlink()
     client = None
     if config.llm:
         from clarisql.envs.synth.llm import connect
@@ -225,7 +254,13 @@ def synthesize(config: SynthConfig) -> SynthResult:
             except LLMError as e:
                 notes.append(f"{e}; offline pair scores kept, drafts made offline")
                 client = None
-    v = Verifier(db_path, config.time_budget_s, config.max_rows, workers=_workers(config))
+    v = Verifier(
+        db_path,
+        config.time_budget_s,
+        config.max_rows,
+        workers=_workers(config),
+        step_budget=config.step_budget,
+    )
     wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()

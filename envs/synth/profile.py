@@ -31,6 +31,7 @@ import re
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -270,17 +271,29 @@ def profile_tables(
             wanted = set(only)
             names = [n for n in names if n in wanted]
         shapes = []
+        keyed: dict[str, set[str]] = {}
         for t in names:
             (rows,) = conn.execute(f"SELECT COUNT(*) FROM {quote_ident(t)}").fetchone()
             info = conn.execute(f"PRAGMA table_info({quote_ident(t)})").fetchall()
             shapes.append((t, rows, [(t, c[1], c[2], rows) for c in info]))
+            fk = conn.execute(f"PRAGMA foreign_key_list({quote_ident(t)})").fetchall()
+            keyed[t] = {c[1] for c in info if c[5]} | {r[3] for r in fk}
         jobs = [job for _, _, js in shapes for job in js]
         if workers > 1 and len(jobs) > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="synth-profile") as ex:
                 done = iter(list(ex.map(column, jobs)))
         else:
             done = iter([profile_column(conn, *job) for job in jobs])
-        return [TableProfile(t, rows, tuple(next(done) for _ in js)) for t, rows, js in shapes]
+        tables = [TableProfile(t, rows, tuple(next(done) for _ in js)) for t, rows, js in shapes]
+        return [
+            replace(
+                tp,
+                columns=tuple(
+                    replace(c, key_part=True) if c.name in keyed[tp.name] else c for c in tp.columns
+                ),
+            )
+            for tp in tables
+        ]
     finally:
         for c in conns:
             c.close()

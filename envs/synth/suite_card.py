@@ -51,7 +51,8 @@ def card_text(result: SynthResult, config: SynthConfig) -> str:
         f"{len(result.lake.unions)} unionable table pairs ({result.discovery.method}, "
         f"{result.discovery.columns} candidate columns).",
         "4. Answerable drafts at three difficulties x three types, every gold query executed "
-        f"in the sandbox ({config.time_budget_s:g} s budget, at most {config.max_rows} rows).",
+        f"in the sandbox (at most {config.step_budget // 2:,} SQLite steps, half the episode's "
+        f"statement budget; at most {config.max_rows} rows).",
         "5. Layers: underspecified (ODUTQA-MDC), unanswerable (TrustSQL's five kinds), writes "
         "(DySQL-style), each checked on the data.",
         "",

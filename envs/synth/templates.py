@@ -18,6 +18,9 @@ from typing import Any
 from sqlglot import exp
 
 from clarisql.envs.digest import DEFAULT_VOLATILE_COLUMNS
+from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.names import in_words, speakable
+from clarisql.envs.synth.phrasing import quote
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 
@@ -32,10 +35,9 @@ SCOPE_WORDS = re.compile(
 
 
 def human(name: str) -> str:
-    """``UnitPrice`` / ``unit_price`` -> ``unit price``."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
-    s = re.sub(r"[_\W]+", " ", s).strip().lower()
-    return s or name
+    """A table or column name in words (:func:`clarisql.envs.synth.names.in_words`:
+    ``UnitPrice`` -> ``unit price``, ``qty`` -> ``quantity``, ``weight_kg`` -> ``weight in kg``)."""
+    return in_words(name)
 
 
 def lit(v: Any) -> str:
@@ -48,10 +50,9 @@ def lit(v: Any) -> str:
 
 
 def show(v: Any) -> str:
-    """A value as a question quotes it."""
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v) if isinstance(v, int) else f"'{v}'"
+    """A value as a question quotes it: the same in every category
+    (:func:`clarisql.envs.synth.phrasing.quote`: text in double quotes, numbers bare)."""
+    return quote(v)
 
 
 @dataclass
@@ -69,28 +70,41 @@ def is_keyish(c: ColumnProfile, join_cols: set[tuple[str, str]]) -> bool:
 
 
 def roles(t: TableProfile, lake: LakeProfile) -> Roles:
-    """The table's column roles (see the module docstring)."""
+    """The table's column roles (see the module docstring): each column's meaning comes from
+    its name and values together (:func:`~clarisql.envs.synth.column_roles.column_role`); only
+    a ``measure`` is aggregated, and no measure is grouped by."""
     join_cols = {j.left for j in lake.joins} | {j.right for j in lake.joins}
     r = Roles(t)
     for c in t.usable():
         if c.name.lower() in DEFAULT_VOLATILE_COLUMNS:
             continue  # set by the database itself (timestamps): nothing to ask about
         present = max(1, round(c.rows * (1 - c.missing)))
-        keyish = is_keyish(c, join_cols)
+        role = column_role(c, (c.table, c.name) in join_cols)
+        if not speakable(c.name):
+            continue  # a name no one can put in words (``G``, ``e``) is never asked about
+        keyish = is_keyish(c, join_cols) or role in ("identifier", "code")
         if keyish:
             r.keys.append(c)
-        numeric = c.kind in ("integer", "real") and not _NOT_MEASURE.search(c.name)
-        if numeric and not keyish and c.distinct >= 5:
+        if role == "measure" and not keyish and c.distinct >= 5:
             r.measures.append(c)
         if c.kind == "date":
             r.dates.append(c)
         small = 2 <= c.distinct <= 60 and c.distinct <= present / 2
         categorical = c.kind in ("text", "boolean") or (c.kind != "date" and c.distinct <= 12)
-        if small and not keyish and categorical:
+        if small and not keyish and categorical and role in GROUP_ROLES:
             r.dims.append(c)
-        if c.kind == "text" and c.distinct >= max(10, present // 2) and not c.name.isdigit():
+        if (
+            c.kind == "text"
+            and c.distinct >= max(10, present // 2)
+            and not c.name.isdigit()
+            and role in ("name", "identifier", "code", "text")
+        ):
             r.labels.append(c)
     return r
+
+
+#: roles a question may group or filter by (never a measure: no group by the aggregated column)
+GROUP_ROLES = ("category", "date", "code", "name", "text")
 
 
 def cond_eq(c: ColumnProfile, v: Any) -> str:

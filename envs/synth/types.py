@@ -30,6 +30,8 @@ class ColumnProfile:
     - ``min`` / ``max``: over non-missing values for numbers and dates, ``None`` for text.
     - ``unique``: a key candidate (every row non-missing and distinct).
     - ``low_information``: OrQA's rule, ``(distinct < 10 and rows < 30) or missing > 0.8``.
+    - ``key_part``: the column is part of a declared primary or foreign key (an identifier
+      whatever its values look like: a flight number in a composite key is not a measure).
     - ``free_text``: prose (long, mostly-unique texts of several words: reviews, descriptions,
       notes), the columns SUQL's ``ANSWER``/``SUMMARY`` read (see ``profile.is_free_text``).
     """
@@ -48,6 +50,8 @@ class ColumnProfile:
     unique: bool
     low_information: bool
     free_text: bool = False
+    #: part of the table's declared primary key (composite too) or of a declared foreign key
+    key_part: bool = False
 
     def ref(self) -> str:
         """``"table"."name"`` with quoted identifiers."""
@@ -87,6 +91,17 @@ class JoinPair:
     containment: float
     name_similarity: float
     score: float
+    #: the other key paths between the same two tables (``(left, right)`` column pairs); a
+    #: task over this join is kept only when each of them gives the same answer
+    alternatives: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = ()
+
+
+def join_on(left: tuple[str, str], right: tuple[str, str]) -> str:
+    """The ON condition of a join pair, as every drafter writes it."""
+    return (
+        f"{quote_ident(left[0])}.{quote_ident(left[1])} = "
+        f"{quote_ident(right[0])}.{quote_ident(right[1])}"
+    )
 
 
 @dataclass(frozen=True)
@@ -157,6 +172,7 @@ __all__ = [
     "ColumnProfile",
     "Draft",
     "JoinPair",
+    "join_on",
     "LakeProfile",
     "TableProfile",
     "UnionPair",

@@ -4,9 +4,12 @@ Contract
 - :meth:`Verifier.rows` runs one read statement in clarisql's read-only sandbox
   (:class:`clarisql.envs.database.Session`, the same one episodes use) and returns its rows, or
   ``None`` on any error, refusal, timeout or result larger than ``max_rows``. It never raises.
-  The time budget ``time_budget_s`` is judged on the CPU time of the thread that ran the
-  statement (at most :data:`CPU_SHARE` of it, headroom for agents on busier machines), so a verdict does not depend on how loaded the machine is or how many workers run
-  (the sandbox's wall-clock limit, :data:`WALL_GUARD` times the budget, still stops runaways).
+  The budget is counted in SQLite VM steps, not seconds: a statement is kept only when it
+  finishes within :data:`STEP_SHARE` of the episode's statement budget ``step_budget``
+  (:attr:`clarisql.envs.database.SessionLimits.max_vm_steps`), so a verdict never depends on
+  the machine, its load or the number of workers, and every kept gold query replays in an
+  episode with 2x headroom in steps. The wall-clock cap (``time_budget_s`` x
+  :data:`WALL_GUARD`) only stops runaway single operations that the step count cannot see.
   :meth:`Verifier.error` returns the database's message for a failing statement (recorded for
   rejected drafts).
 - Parallel: with ``workers > 1``, :meth:`Verifier.prefetch` starts statements on worker threads
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -70,39 +72,58 @@ def echoes_question(rows: list[tuple], question: str) -> bool:
     return True
 
 
-#: The sandbox's wall-clock limit for a verification statement, in multiples of the budget (the
-#: verdict uses CPU time, see the module docstring; this only stops runaway statements).
-WALL_GUARD = 4.0
-#: The share of the budget a kept statement may use in CPU time: an agent replays gold SQL under
-#: the episode's wall-clock budget, on a machine that may be busier than the one that made the
-#: suite, so a gold query keeps 2x headroom.
-CPU_SHARE = 0.5
+#: The wall-clock safety cap of a verification statement, in multiples of ``time_budget_s``:
+#: far above what the step budget allows on a quiet machine, so that only a statement stuck in
+#: one long SQLite operation (which the step count cannot see) ever meets it.
+WALL_GUARD = 10.0
+#: The share of the episode's step budget a kept statement may use: an agent replays gold SQL
+#: under the episode's budget, so a gold query keeps 2x headroom.
+STEP_SHARE = 0.5
+#: Default episode statement budget in SQLite VM steps (the sandbox's default).
+DEFAULT_STEP_BUDGET = SessionLimits().max_vm_steps or 100_000_000
+
+
+#: how the verifier's budget messages begin (:attr:`Verifier.over_budget`)
+_OVER = ("statement too slow", "statement ran past")
 
 
 class Verifier:
     """Runs candidate gold / naive SQL and golden action lists against one database."""
 
-    #: SQLite VM steps between two calls of the sandbox's progress handler (episodes: 1,000).
-    #: The handler is Python: while another thread holds the GIL (planning the next drafts, a
-    #: layer's own work) each call waits up to the interpreter's switch interval (5 ms), which
-    #: stalled long statements on worker threads; the watchdog still stops a statement at the
-    #: wall-clock guard, and the budget verdict is the thread's CPU time.
+    #: SQLite VM steps between two calls of the sandbox's progress handler at most (episodes:
+    #: 1,000). The handler is Python: while another thread holds the GIL (planning the next
+    #: drafts, a layer's own work) each call waits up to the interpreter's switch interval
+    #: (5 ms), which stalled long statements on worker threads; so calls are rare (a budget is
+    #: counted in at least 20 of them).
     PROGRESS_STEPS = 5_000_000
 
     def __init__(
-        self, db_path: Path, time_budget_s: float = 2.0, max_rows: int = 200, workers: int = 1
+        self,
+        db_path: Path,
+        time_budget_s: float = 2.0,
+        max_rows: int = 200,
+        workers: int = 1,
+        step_budget: int = DEFAULT_STEP_BUDGET,
     ):
         self.db_path = Path(db_path)
         self.image = get_image(self.db_path)
         self.time_budget_s = time_budget_s
+        self.step_budget = int(step_budget)
         self.max_rows = max_rows
         self.workers = max(1, int(workers))
+        kept = max(1, int(self.step_budget * STEP_SHARE))
         self._limits = SessionLimits(
             timeout_s=time_budget_s * WALL_GUARD,
             max_rows=max_rows + 1,
-            progress_steps=self.PROGRESS_STEPS,
+            progress_steps=max(1, min(self.PROGRESS_STEPS, kept // 20)),
+            max_vm_steps=kept,
         )
-        self._write_limits = SessionLimits(timeout_s=time_budget_s)
+        #: the limits of a private writable session (:meth:`write_digest`; writes layers)
+        self.write_limits = SessionLimits(
+            timeout_s=time_budget_s * WALL_GUARD,
+            progress_steps=max(1, min(1_000, kept // 20)),
+            max_vm_steps=kept,
+        )
         # the digest the environment takes for a file suite (DatabaseSpec default)
         self.digest_config = DigestConfig()
         self.executed = 0
@@ -162,17 +183,20 @@ class Verifier:
         """``(rows or None, error or None)``; safe to call from any thread."""
         with self._lock:
             self.executed += 1
-        over = f"statement too slow for the {self.time_budget_s:g} s time budget"
-        cpu = time.thread_time()
         try:
             with self.image.session(writable=False, limits=self._limits) as s:
                 res = s.execute(sql)
         except Exception as e:  # the sandbox never raises for SQL; this is a last guard
             return None, f"{type(e).__name__}: {e}"
         if not res.ok:
-            return None, over if res.error_kind == "timeout" else res.error
-        if time.thread_time() - cpu > self.time_budget_s * CPU_SHARE:
-            return None, over
+            if res.error_kind == "timeout":
+                return None, (
+                    f"{_OVER[0]}: over {STEP_SHARE:g} of the episode's budget of "
+                    f"{self.step_budget:,} SQLite steps"
+                    if "steps" in (res.error or "")
+                    else f"{_OVER[1]} the {self._limits.timeout_s:g} s safety cap"
+                )
+            return None, res.error
         if not res.columns and res.is_write:
             return None, "the statement returns no rows"
         if res.truncated or len(res.rows) > self.max_rows:
@@ -184,6 +208,12 @@ class Verifier:
         return None if self.rows(sql) is not None else self.last_error
 
     @property
+    def over_budget(self) -> bool:
+        """Whether this thread's last :meth:`rows` call failed for the step budget or the
+        wall-clock safety cap (not for an error in the statement)."""
+        return (self.last_error or "").startswith(_OVER)
+
+    @property
     def last_error(self) -> str | None:
         """The reason this thread's last :meth:`rows` call returned ``None``."""
         return getattr(self._local, "last_error", None)
@@ -191,7 +221,7 @@ class Verifier:
     def write_digest(self, actions: list[str]) -> str | None:
         """Final-state digest after running ``actions`` in a private writable session."""
         try:
-            with self.image.session(writable=True, limits=self._write_limits) as s:
+            with self.image.session(writable=True, limits=self.write_limits) as s:
                 for a in actions:
                     res = s.execute(a)
                     if not res.ok:

@@ -1,7 +1,9 @@
 """What the three layers share: roles of columns, aggregate queries, surfaces, task assembly.
 
 Column roles are read from the profile alone (no domain knowledge):
-- a *measure* is a numeric column that is not a key, not id-like and has >= 3 distinct values;
+- a *measure* is a numeric column whose role (name and values together,
+  :mod:`clarisql.envs.synth.column_roles`) is a measure: not a key, code, coordinate, date part,
+  clock time, flag or rank, and with >= 3 distinct values;
 - a *scope* is a column with 2..:data:`MAX_SCOPE_VALUES` distinct values that splits the rows
   into groups (a year, a region, a category); it is *year-like* when its name says so or every
   value is an integer year;
@@ -25,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -51,12 +55,9 @@ def sql_lit(v: Any) -> str:
 
 
 def human(name: str) -> str:
-    """A column or table name as words: ``BillingCountry`` / ``billing_country`` -> ``billing country``."""
-    s = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
-    # (a lookaround, not "([A-Z]+)([A-Z][a-z])": the same splits in linear time; that one
-    # backtracked quadratically on a long run of capitals, 27 s for 40,000)
-    s = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", s)
-    return " ".join(re.split(r"[_\W]+", s)).strip().lower() or name
+    """A table or column name in words (:func:`clarisql.envs.synth.names.in_words`:
+    ``UnitPrice`` -> ``unit price``, ``qty`` -> ``quantity``, ``weight_kg`` -> ``weight in kg``)."""
+    return in_words(name)
 
 
 def show(v: Any) -> str:
@@ -78,7 +79,9 @@ def id_like(c: ColumnProfile) -> bool:
 
 def is_measure(c: ColumnProfile) -> bool:
     return (
-        c.kind in ("integer", "real")
+        column_role(c) == "measure"  # names and values: no coordinate, clock time, code, rank
+        and speakable(c.name)
+        and c.kind in ("integer", "real")
         and not c.low_information
         and not _ID_NAME.search(c.name)
         and not (c.unique and c.kind == "integer")  # a unique integer is a key, not a measure
@@ -100,9 +103,15 @@ def is_year_like(c: ColumnProfile) -> bool:
     )
 
 
+#: roles that never make a scope to pick ("the one start time I'm working on", "the january")
+_NOT_SCOPE = ("flag", "time", "ordinal", "coordinate", "identifier", "measure")
+
+
 def is_scope(c: ColumnProfile) -> bool:
     return (
-        c.kind in ("text", "integer", "date", "boolean")
+        speakable(c.name)
+        and (column_role(c) not in _NOT_SCOPE or is_year_like(c))
+        and c.kind in ("text", "integer", "date", "boolean")
         and 2 <= c.distinct <= MAX_SCOPE_VALUES
         and c.rows >= 2 * c.distinct
         and c.missing < 0.5
@@ -115,6 +124,8 @@ def is_scope(c: ColumnProfile) -> bool:
 def is_entity(c: ColumnProfile) -> bool:
     """A name column: text, >= 5 short values that are not a scope (values that rarely repeat)."""
     if c.kind != "text" or c.low_information or c.distinct < 5 or c.missing > 0.5 or is_scope(c):
+        return False
+    if not speakable(c.name):
         return False
     texts = [s for s in c.samples if isinstance(s, str)]
     if not texts or sum(len(s) for s in texts) > 40 * len(texts):  # prose, not names

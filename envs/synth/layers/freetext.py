@@ -143,10 +143,10 @@ class _Maker:
         self.too_slow: list[str] = []
 
     def _gold(self, fc: _Col, sql: str) -> list[tuple] | None:
-        """The gold query's rows; a column whose ANSWER pass does not fit the gold queries' time
+        """The gold query's rows; a column whose ANSWER pass does not fit the gold queries'
         budget is dropped (and named in the notes) instead of being tried again and again."""
         rows = self.v.rows(sql)
-        if rows is None and "time budget" in (self.v.last_error or "") and fc in self.cols:
+        if rows is None and self.v.over_budget and fc in self.cols:
             self.cols.remove(fc)
             self.too_slow.append(f"{fc.table.name}.{fc.col.name}")
         return rows
@@ -362,7 +362,7 @@ def freetext_tasks(
     if mk.too_slow:
         res.notes["free-text columns left out"] = (
             f"{', '.join(mk.too_slow)}: ANSWER over every row does not fit the gold queries' "
-            "time budget"
+            "statement budget"
         )
     if len(res.clarify) < n_clarify:
         res.notes["free-text underspecified"] = (

@@ -23,10 +23,12 @@ a chart, a count - it always runs.
 from __future__ import annotations
 
 import difflib
+import os
 import random
 import re
 from typing import Any
 
+from clarisql.envs.synth.column_roles import column_role
 from clarisql.envs.synth.layers.common import (
     AGG_WORDS,
     Made,
@@ -37,11 +39,19 @@ from clarisql.envs.synth.layers.common import (
     measures,
     qi,
     scopes,
-    show,
     spread,
     sql_lit,
     tidy,
     top_up,
+)
+from clarisql.envs.synth.names import in_words, speakable, split_name, synonyms
+from clarisql.envs.synth.phrasing import (
+    ATTR_OF_EVERY,
+    ATTR_OF_RECORD,
+    pick,
+    plural,
+    quote,
+    singular,
 )
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
@@ -53,7 +63,8 @@ K_SURFACE, K_RELATED, K_UNRELATED, K_NONSQL, K_OOD = UNANSWERABLE_KINDS[:5]
 #: Attributes that fit a table showing a cue (a regular expression over its column names).
 RELATED: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        r"first|last|name|email|birth|hire|employee|customer|person|staff",
+        r"first_?name|last_?name|email|birth|hire|employee|customer|person|staff|player|student|"
+        r"member|user|patient|author|artist",
         ("nickname", "blood pressure", "shoe size", "favourite colour", "marital status", "height"),
     ),
     (
@@ -70,7 +81,7 @@ RELATED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         r"date|time|year|day",
-        ("weather on that day", "public holiday name", "approval status", "approver"),
+        ("weather conditions", "public holiday name", "approval status", "approver"),
     ),
 )
 #: Attributes no ordinary business table has (checked against the schema's words anyway).
@@ -99,27 +110,31 @@ UNRELATED = (
     "moon phase",
     "soil acidity",
 )
-_ATTR_Q = (
-    "What is the {attr} of the {subj} whose {key} is {v}?",
-    "Tell me the {attr} for the {subj} with {key} {v}.",
-    "Which {attr} does the {subj} with {key} {v} have?",
-)
-_ATTR_Q_TABLE = (
-    "List the {attr} of every {row}.",
-    "Show me the {attr} of each {row}.",
-    "What {attr} do the {rows} have?",
-)
+#: the answerable lookup's frames (:mod:`clarisql.envs.synth.phrasing`): minimal pairs
+_ATTR_Q = ATTR_OF_RECORD
+_ATTR_Q_TABLE = ATTR_OF_EVERY
+#: Requests that need what no agent with SQL and text alone has: drawing an image, sending a
+#: message, a phone call, a printer, a calendar (translating, summarising or writing a poem
+#: are text: an LLM agent can do them, so they are not asked as non-sql).
 _NONSQL_MEASURE = (
     "Draw a bar chart of the {agg} {m} per {d}.",
     "Plot the {agg} {m} per {d} as a pie chart.",
-    "Forecast next year's {agg} {m} per {d} with a machine-learning model.",
     "Email a table of the {agg} {m} per {d} to my manager.",
+    "Print the {agg} {m} per {d} on the office printer.",
 )
 _NONSQL_TEXT = (
-    "Translate the {c} of the {subj} whose {key} is {v} into French.",
-    "Write a short poem about the {subj} whose {key} is {v}.",
-    "Read the {c} of the {subj} with {key} {v} aloud to me.",
-    "Summarise in one paragraph how you feel about the {subj} whose {key} is {v}.",
+    "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
+    "Print the {c} of the {subj} with {key} {v} on the office printer.",
+)
+#: only for a table of people (:data:`_PEOPLE`)
+_NONSQL_PERSON = (
+    "Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",
+    "Put a reminder to call the {subj} whose {key} is {v} in my calendar for tomorrow.",
+)
+_PEOPLE = re.compile(
+    r"first_?name|last_?name|email|birth|employee|customer|person|people|staff|player|"
+    r"student|member|user|patient|author|artist|actor|singer|driver|teacher|manager",
+    re.I,
 )
 _OOD = (
     "How do I {task}?",
@@ -167,17 +182,81 @@ def _norm(name: str) -> str:
     return "".join(_WORD.findall(human(name)))
 
 
-def absent(attr: str, tables: list[TableProfile]) -> bool:
-    """No column of ``tables`` has ``attr``'s words (same, superset or subset) or a close name."""
+def _expanded(name: str) -> frozenset[str]:
+    """Content words of a name, its words in full (``alt`` -> ``altitude``) and their synonyms."""
+    out: set[str] = set()
+    for w in words(name) | words(in_words(name)) | {x for x in split_name(name) if len(x) > 1}:
+        out |= synonyms(w)
+    return frozenset(out)
+
+
+def _initials(attr: str) -> set[str]:
+    ws = [w for w in _WORD.findall(attr.lower()) if w not in _STOP]
+    return {"".join(w[0] for w in ws), *(w[0] for w in ws), *(w[:2] for w in ws)}
+
+
+def absent(attr: str, tables: list[TableProfile], semantic: Any = None) -> bool:
+    """No column of ``tables`` may hold ``attr`` (when in doubt, it may: then ``False``).
+
+    Checked against every column: the same words, a superset or a subset of them, after
+    abbreviations are written out and synonyms added (``height`` ~ ``alt``); a close name
+    (difflib >= 0.8); a name that cannot be put in words whose letters are the attribute's
+    initials (``G`` may be ``games``); a sample value that holds the attribute's words; and,
+    with ``semantic`` (``semantic(attr, column words) -> bool``, the packaged embedder), a
+    name close in meaning.
+    """
     aw, an = words(attr), _norm(attr)
+    ax = frozenset(x for w in aw for x in synonyms(w))
+    initials = _initials(attr)
     for t in tables:
         for c in t.columns:
             cw = words(c.name)
             if cw and (cw <= aw or aw <= cw):
                 return False
+            full = _expanded(c.name)
+            if full and (full & ax) and (words(in_words(c.name)) <= ax or aw <= full):
+                return False
             if difflib.SequenceMatcher(None, an, _norm(c.name)).ratio() >= 0.8:
                 return False
+            if not speakable(c.name) and c.name.lower() in initials:
+                return False
+            if aw and any(
+                aw <= words(v) for v in c.samples if isinstance(v, str) and len(v) <= 200
+            ):
+                return False
+            if semantic is not None and speakable(c.name) and semantic(attr, in_words(c.name)):
+                return False
     return True
+
+
+#: cosine similarity at or above which the embedder calls two names the same attribute
+SEMANTIC_THRESHOLD = 0.62
+
+
+def embedder_check() -> Any:
+    """``semantic(a, b) -> bool`` from the packaged embedder (``CLARISQL_SYNTH_EMBEDDER``:
+    ``auto``, the default, takes MiniLM when installed, else the hashing fallback, which
+    compares spelling only; ``minilm``, ``hashing``; ``none`` skips the check); cached per pair."""
+    from clarisql.envs.suql.embed import make_embedder
+
+    name = os.environ.get("CLARISQL_SYNTH_EMBEDDER", "auto").strip().lower() or "auto"
+    if name == "none":
+        return None
+    emb = make_embedder(name)
+    if emb.name == "hashing":
+        return None  # (spelling only: difflib above already compares spelling)
+    cache: dict[tuple[str, str], bool] = {}
+
+    def semantic(a: str, b: str) -> bool:
+        key = (a, b)
+        if key not in cache:
+            va, vb = emb.embed([a, b])
+            cache[key] = float(va @ vb) >= SEMANTIC_THRESHOLD
+        return cache[key]
+
+    # one batch for many texts (the embedder caches per text): the column names of a lake
+    semantic.prime = lambda texts: emb.embed(list(dict.fromkeys(texts)))  # type: ignore[attr-defined]
+    return semantic
 
 
 class _UnansGen:
@@ -192,13 +271,23 @@ class _UnansGen:
                 vocab |= {w for s in c.samples if isinstance(s, str) for w in words(s)}
         self.vocab = frozenset(vocab)
         self._absent: dict[str, bool] = {}
+        self._semantic: Any = None
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
 
     def absent_anywhere(self, attr: str) -> bool:
-        """:func:`absent` over every table of the lake (cached: pools repeat)."""
+        """:func:`absent` over every table of the lake, the embedder included (cached)."""
         if attr not in self._absent:
-            self._absent[attr] = absent(attr, list(self.lake.tables))
+            if self._semantic is None:
+                self._semantic = embedder_check() or (lambda a, b: False)
+                prime = getattr(self._semantic, "prime", None)
+                if prime is not None:  # every column name in one batch, then one text per attr
+                    pools = [a for _, attrs in RELATED for a in attrs]
+                    pools += [*GENERIC_RELATED, *UNRELATED, attr]
+                    prime(
+                        [*pools, *(in_words(c.name) for t in self.lake.tables for c in t.columns)]
+                    )
+            self._absent[attr] = absent(attr, list(self.lake.tables), self._semantic)
         return self._absent[attr]
 
     # --- shared pieces -------------------------------------------------------------------------
@@ -237,10 +326,10 @@ class _UnansGen:
     ) -> Made | None:
         subj = self.subject(t) if self.rng.random() < 0.7 else None
         if subj is None:
-            text = self.rng.choice(_ATTR_Q_TABLE).format(attr=attr, rows=human(t.name), row=_row(t))
+            text = pick(_ATTR_Q_TABLE, self.rng, attr=attr, subjs=plural(_row(t)), subj=_row(t))
         else:
-            text = self.rng.choice(_ATTR_Q).format(
-                attr=attr, subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
+            text = pick(
+                _ATTR_Q, self.rng, attr=attr, subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
             )
         naive = self.nearest_sql(t, attr, subj)
         if not self.v.rows(naive):
@@ -271,6 +360,8 @@ class _UnansGen:
         if not others:
             return None
         b, c = rng.choice(others)
+        if not speakable(c.name) or column_role(c) in ("flag", "identifier", "code"):
+            return None  # ("the june of every skip label": a flag column is no attribute)
         return self.attr_task(K_SURFACE, t, human(c.name), {"resembles": f"{b.name}.{c.name}"})
 
     @staticmethod
@@ -345,7 +436,11 @@ class _UnansGen:
             if subj is None or not texts:
                 return None
             c = rng.choice(texts)
-            text = rng.choice(_NONSQL_TEXT).format(
+            # (the table's own name and name-like columns: a customer ID in engagements does
+            # not make an engagement someone to phone)
+            cue = t.name + " " + " ".join(x.name for x in t.columns if not id_like_name(x.name))
+            pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
+            text = rng.choice(pool).format(
                 c=human(c.name), subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
             )
             naive = f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
@@ -368,13 +463,12 @@ class _UnansGen:
 
 
 def _row(t: TableProfile) -> str:
-    """``invoice_items`` -> ``invoice item`` (a naive singular: one trailing s dropped)."""
-    h = human(t.name)
-    return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
+    """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``."""
+    return singular(human(t.name))
 
 
 def _q(v: Any) -> str:
-    return f'"{v}"' if isinstance(v, str) else show(v)
+    return quote(v)
 
 
 def _made(

@@ -1,0 +1,466 @@
+"""Machine-checkable flaws of a synthesized suite, per task, and a stratified sheet for people.
+
+Contract
+- :func:`audit_tasks` reads each task against its database and returns an :class:`AuditReport`:
+  flaw -> category -> count, the tasks per category, and examples. The flaws (:data:`FLAWS`):
+  - ``join-path-disagreement``: a join of the gold whose ON pair is not a key (neither side
+    unique), or for which another key path between the same two tables (a unique referenced
+    column whose name agrees, :func:`~.discover.name_similarity` >= 0.8, or a declared foreign
+    key, containing >= 80 % of the values) gives a different answer;
+  - ``aggregate-over-non-measure``: SUM/AVG/MAX/MIN over a column whose role
+    (:func:`~.column_roles.column_role`) is an identifier, code, coordinate, clock time, flag or
+    rank, or SUM/AVG over a date part;
+  - ``group-by-aggregated-column``: a column both grouped by and aggregated in one SELECT;
+  - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
+    column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given);
+  - ``typo-with-unique-nearest-value``: a misspelled or partial value (``not-exist`` /
+    ``Error`` labels) with exactly one database value within two edits (or one completion of
+    a prefix): an agent resolves it without asking;
+  - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
+    a name that cannot be put in words (``G``) outside quotes;
+  - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
+    says which row it is (an identifier, code, name or the group key).
+- The checks parse the gold with sqlglot and run statements through the
+  :class:`~.verify.Verifier` (the same sandbox and step budget), so the audit is deterministic.
+- :func:`review_sheet` picks a stratified sample (the same number per category, seeded) with
+  question, gold SQL, result rows and the simulator's replies for a human reviewer (Markdown).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.discover import name_similarity
+from clarisql.envs.synth.names import speakable
+from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
+from clarisql.envs.synth.verify import Verifier, same_answer
+from clarisql.envs.tasks import Task
+
+FLAWS = (
+    "join-path-disagreement",
+    "aggregate-over-non-measure",
+    "group-by-aggregated-column",
+    "unanswerable-with-matching-column",
+    "typo-with-unique-nearest-value",
+    "raw-column-token",
+    "listed-answer-without-identifier",
+)
+_NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
+_IDENTIFYING = {"identifier", "code", "name", "date"}
+_RAW = re.compile(r"[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]+\d+[A-Za-z]*")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+@dataclass
+class AuditReport:
+    """What :func:`audit_tasks` found."""
+
+    tasks: Counter = field(default_factory=Counter)  # category -> tasks read
+    flaws: dict[str, Counter] = field(default_factory=lambda: {f: Counter() for f in FLAWS})
+    examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, flaw: str, task: Task, why: str) -> None:
+        self.flaws[flaw][task.category] += 1
+        if len(self.examples[flaw]) < 5:
+            self.examples[flaw].append(f"{task.id}: {why} | {task.utterance}")
+
+    def total(self, flaw: str) -> int:
+        return sum(self.flaws[flaw].values())
+
+    def merge(self, other: AuditReport) -> None:
+        self.tasks.update(other.tasks)
+        for f in FLAWS:
+            self.flaws[f].update(other.flaws[f])
+            self.examples[f].extend(other.examples[f][: 5 - len(self.examples[f])])
+
+
+def _parse(sql: str | None) -> exp.Expression | None:
+    if not sql:
+        return None
+    try:
+        return sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return None
+
+
+class _Schema:
+    def __init__(self, lake: LakeProfile):
+        self.lake = lake
+        self.cols: dict[tuple[str, str], ColumnProfile] = {
+            (t.name.lower(), c.name.lower()): c for t in lake.tables for c in t.columns
+        }
+        self.by_name: dict[str, list[ColumnProfile]] = defaultdict(list)
+        for t in lake.tables:
+            for c in t.columns:
+                self.by_name[c.name.lower()].append(c)
+        self._role: dict[tuple[str, str], str] = {}
+
+    def resolve(self, col: exp.Column, tables: Sequence[str], aliases: dict[str, str]) -> Any:
+        t = col.table
+        if t:
+            return self.cols.get((aliases.get(t.lower(), t.lower()), col.name.lower()))
+        for name in tables:
+            c = self.cols.get((name.lower(), col.name.lower()))
+            if c is not None:
+                return c
+        found = self.by_name.get(col.name.lower(), [])
+        return found[0] if len(found) == 1 else None
+
+    def role(self, c: ColumnProfile) -> str:
+        key = (c.table, c.name)
+        if key not in self._role:
+            self._role[key] = column_role(c)
+        return self._role[key]
+
+
+def _tables(sel: exp.Expression) -> tuple[list[str], dict[str, str]]:
+    names, aliases = [], {}
+    for t in sel.find_all(exp.Table):
+        names.append(t.name)
+        if t.alias:
+            aliases[t.alias.lower()] = t.name.lower()
+    return names, aliases
+
+
+def _unwrap(e: exp.Expression) -> exp.Expression:
+    while isinstance(e, (exp.Cast, exp.Paren, exp.TryCast)):
+        e = e.this
+    return e
+
+
+def _levenshtein(a: str, b: str, cap: int = 3) -> int:
+    if abs(len(a) - len(b)) > cap:
+        return cap + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+class Auditor:
+    """Audits tasks over one database (see the module docstring)."""
+
+    def __init__(
+        self, lake: LakeProfile, v: Verifier, semantic: Callable[[str, str], bool] | None = None
+    ):
+        self.lake, self.v, self.semantic = lake, v, semantic
+        self.schema = _Schema(lake)
+        self._values: dict[tuple[str, str], list[str]] = {}
+        self._unique: dict[tuple[str, str], bool] = {}
+        self._declared = self._foreign_keys()
+        self.raw_names = {
+            n
+            for t in lake.tables
+            for n in (t.name, *(c.name for c in t.columns))
+            if _RAW.fullmatch(n)
+        }
+        self.unspeakable = {c.name for t in lake.tables for c in t.columns if not speakable(c.name)}
+
+    def _foreign_keys(self) -> set[tuple[tuple[str, str], tuple[str, str]]]:
+        out = set()
+        for t in self.lake.tables:
+            rows = self.v.rows(f"SELECT * FROM pragma_foreign_key_list('{t.name}')") or []
+            for r in rows:
+                if r[4] is not None:
+                    out.add(((t.name, r[3]), (r[2], r[4])))
+        return out
+
+    def unique(self, c: ColumnProfile) -> bool:
+        key = (c.table, c.name)
+        if key not in self._unique:
+            q = (
+                f"SELECT COUNT(*) = COUNT(DISTINCT {quote_ident(c.name)}) "
+                f"FROM {quote_ident(c.table)} WHERE {quote_ident(c.name)} IS NOT NULL"
+            )
+            rows = self.v.rows(q)
+            self._unique[key] = bool(rows and rows[0][0])
+        return self._unique[key]
+
+    def values(self, c: ColumnProfile) -> list[str]:
+        key = (c.table, c.name)
+        if key not in self._values:
+            rows = self.v.rows(
+                f"SELECT DISTINCT CAST({quote_ident(c.name)} AS TEXT) FROM {quote_ident(c.table)} "
+                f"WHERE {quote_ident(c.name)} IS NOT NULL LIMIT 4999"
+            )
+            self._values[key] = [r[0] for r in rows or [] if r[0] is not None]
+        return self._values[key]
+
+    # --- the checks ---------------------------------------------------------------------------
+    def audit(self, task: Task, report: AuditReport) -> None:
+        report.tasks[task.category] += 1
+        tree = _parse(task.gold_sql)
+        if tree is not None and task.answerable and not task.writable:
+            self._joins(task, tree, report)
+            self._aggregates(task, tree, report)
+            self._listing(task, tree, report)
+        self._raw_tokens(task, report)
+        if not task.answerable:
+            self._unanswerable(task, report)
+        self._typos(task, report)
+
+    def _joins(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
+        names, aliases = _tables(tree)
+        for j in tree.find_all(exp.Join):
+            on = j.args.get("on")
+            if not isinstance(on, exp.EQ):
+                continue
+            a, b = _unwrap(on.this), _unwrap(on.expression)
+            if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+                continue
+            ca = self.schema.resolve(a, names, aliases)
+            cb = self.schema.resolve(b, names, aliases)
+            if ca is None or cb is None:
+                continue
+            if not (self.unique(ca) or self.unique(cb)):
+                report.add("join-path-disagreement", task, f"join on a non-key {on.sql()}")
+                continue
+            gold = self.v.rows(task.gold_sql or "")
+            for alt in self._alternatives(ca, cb):
+                text = on.sql(dialect="sqlite")
+                if text not in (task.gold_sql or ""):
+                    break
+                other = self.v.rows((task.gold_sql or "").replace(text, join_on(*alt)))
+                if gold is not None and (other is None or not same_answer(gold, other)):
+                    report.add("join-path-disagreement", task, f"{text} vs {join_on(*alt)}")
+                    return
+
+    def _alternatives(self, ca: ColumnProfile, cb: ColumnProfile) -> list:
+        out = []
+        ta, tb = self.lake.table(ca.table), self.lake.table(cb.table)
+        for x in ta.columns:
+            for y in tb.columns:
+                if (x.name, y.name) == (ca.name, cb.name) or x.kind != y.kind:
+                    continue
+                declared = ((x.table, x.name), (y.table, y.name)) in self._declared or (
+                    (y.table, y.name),
+                    (x.table, x.name),
+                ) in self._declared
+                if not declared and name_similarity(x, y) < 0.8:
+                    continue
+                if not (self.unique(y) or self.unique(x)):
+                    continue
+                vx, vy = set(self.values(x)), set(self.values(y))
+                small, big = (vx, vy) if self.unique(y) else (vy, vx)
+                if small and len(small & big) >= 0.8 * len(small):
+                    out.append(((x.table, x.name), (y.table, y.name)))
+        return out
+
+    def _aggregates(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
+        for sel in tree.find_all(exp.Select):
+            names, aliases = _tables(sel)
+            aggregated = set()
+            for agg in sel.find_all(exp.Sum, exp.Avg, exp.Max, exp.Min):
+                if agg.find_ancestor(exp.Select) is not sel:
+                    continue
+                arg = _unwrap(agg.this)
+                if not isinstance(arg, exp.Column):
+                    continue
+                c = self.schema.resolve(arg, names, aliases)
+                if c is None:
+                    continue
+                aggregated.add((c.table, c.name))
+                role = self.schema.role(c)
+                if role in _NEVER_AGG or (role == "date" and isinstance(agg, (exp.Sum, exp.Avg))):
+                    report.add(
+                        "aggregate-over-non-measure",
+                        task,
+                        f"{agg.key.upper()}({c.name}) over a {role}",
+                    )
+            group = sel.args.get("group")
+            for g in group.expressions if group else ():
+                g = _unwrap(g)
+                if isinstance(g, exp.Column):
+                    c = self.schema.resolve(g, names, aliases)
+                    if c is not None and (c.table, c.name) in aggregated:
+                        report.add("group-by-aggregated-column", task, f"GROUP BY {c.name}")
+
+    def _listing(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
+        rows = self.v.rows(task.gold_sql or "")
+        if not rows or len(rows) < 2 or len(rows[0]) < 2 or not isinstance(tree, exp.Select):
+            return
+        inner = {
+            a.alias.lower(): a.this
+            for a in tree.find_all(exp.Alias)
+            if isinstance(a.this, (exp.Column, exp.Cast))
+        }
+        names, aliases = _tables(tree)
+        group = tree.args.get("group")
+        keys = {_unwrap(g).sql().lower() for g in group.expressions} if group else set()
+        for e in tree.expressions:
+            if isinstance(e, exp.Alias) and len(keys) == 1 and e.alias.lower() in keys:
+                return  # grouped by the projection's alias
+            e = _unwrap(e.this if isinstance(e, exp.Alias) else e)
+            if keys and e.sql().lower() in keys and len(keys) == 1:
+                return  # one row per value of the projected group key
+            if isinstance(e, exp.Column) and not e.table and e.name.lower() in inner:
+                e = _unwrap(inner[e.name.lower()])
+            if not isinstance(e, exp.Column):
+                continue
+            c = self.schema.resolve(e, names, aliases)
+            if c is not None and (self.schema.role(c) in _IDENTIFYING or self.unique(c)):
+                return
+            if c is not None and self.schema.role(c) == "category" and not keys:
+                return
+        report.add("listed-answer-without-identifier", task, f"{len(rows)} rows")
+
+    def _raw_tokens(self, task: Task, report: AuditReport) -> None:
+        text = _QUOTED.sub(" ", task.utterance)
+        for name in self.raw_names:
+            if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+                report.add("raw-column-token", task, name)
+                return
+        for name in self.unspeakable:
+            if re.search(rf"\bthe {re.escape(name)}\b", text):
+                report.add("raw-column-token", task, name)
+                return
+
+    def _unanswerable(self, task: Task, report: AuditReport) -> None:
+        from clarisql.envs.synth.layers.unanswerable import absent
+
+        attr = task.metadata.get("requested")
+        if not isinstance(attr, str):
+            return
+        tables = list(self.lake.tables)
+        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str)]
+        if task.unanswerable_kind == "column-surface" and asked:
+            # TrustSQL's column-surface kind: the column exists, but in a table too far away
+            # from the one asked about; only that table and its near neighbours count
+            from clarisql.envs.synth.layers.unanswerable import _UnansGen
+
+            gen = _UnansGen(self.lake, self.v, random.Random(0))
+            near = set().union(*(gen.linked(self.lake.table(t)) for t in asked))
+            tables = [t for t in tables if t.name in near]
+        if not absent(attr, tables, self.semantic):
+            report.add("unanswerable-with-matching-column", task, attr)
+
+    def _typos(self, task: Task, report: AuditReport) -> None:
+        for u in task.underspecs:
+            kind, surface = u.label.kind, u.label.content
+            if kind not in ("not-exist", "Error") or not surface or u.value is None:
+                continue
+            gold = str(u.value)
+            cols = [
+                c
+                for t in self.lake.tables
+                for c in t.columns
+                if c.kind in ("text", "date") and gold in self.values(c)
+            ]
+            for c in cols[:1]:
+                vals = self.values(c)
+                s = surface.casefold()
+                if kind == "Error":
+                    near = [v for v in vals if v.casefold().startswith(s)]
+                else:
+                    near = [v for v in vals if _levenshtein(s, v.casefold()) <= 2]
+                if near == [gold]:
+                    report.add("typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}")
+                    return
+
+
+def audit_tasks(
+    tasks: Sequence[Task],
+    lake: LakeProfile,
+    v: Verifier,
+    semantic: Callable[[str, str], bool] | None = None,
+) -> AuditReport:
+    """Audit ``tasks`` over ``lake`` (see the module docstring)."""
+    report = AuditReport()
+    auditor = Auditor(lake, v, semantic)
+    for t in tasks:
+        auditor.audit(t, report)
+    return report
+
+
+def stratified(tasks: Sequence[Task], n: int, seed: int = 0) -> list[Task]:
+    """``n`` tasks, as even over the categories as they allow (seeded, in a stable order)."""
+    rng = random.Random(seed)
+    by: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by[t.category].append(t)
+    for ts in by.values():
+        rng.shuffle(ts)
+    out: list[Task] = []
+    cats = sorted(by)
+    i = 0
+    while len(out) < n and any(by.values()):
+        c = cats[i % len(cats)]
+        if by[c]:
+            out.append(by[c].pop())
+        i += 1
+    return out
+
+
+def review_sheet(
+    tasks: Sequence[Task], v: Verifier, n: int, seed: int = 0, replies: Any = None
+) -> str:
+    """A Markdown sheet of ``n`` stratified tasks for a human reviewer: question, gold SQL or
+    actions, result (first rows), labels and the simulator's reply to each, and a blank
+    verdict line. ``replies(task) -> list[str]`` gives the simulator's replies (optional)."""
+    lines = [
+        "# Review sheet",
+        "",
+        "For each task: would a user write this question, is the gold right, would you keep it?",
+        "Write keep / drop and why on the verdict line.",
+        "",
+    ]
+    for i, t in enumerate(stratified(tasks, n, seed), 1):
+        lines += [f"## {i}. {t.id} ({t.category})", "", f"**Question:** {t.utterance}", ""]
+        if t.writable:
+            lines += ["**Gold actions:**", "", "```sql", *t.gold_actions, "```", ""]
+        elif t.gold_sql:
+            rows = v.rows(t.gold_sql)
+            shown = "(no rows / failed)" if rows is None else repr(rows[:5])
+            more = f" … {len(rows)} rows" if rows and len(rows) > 5 else ""
+            lines += ["**Gold SQL:**", "", "```sql", t.gold_sql, "```", ""]
+            lines += [f"**Result:** {shown}{more}", ""]
+        if not t.answerable:
+            lines += [f"**Unanswerable:** {t.unanswerable_kind}", ""]
+        for u in t.underspecs:
+            lines.append(
+                f"- label {u.label.kind} [{u.label.content}] slot={u.label.slot} -> {u.value!r}"
+            )
+        for r in replies(t) if replies else ():
+            lines.append(f"- reply: {r}")
+        lines += ["", "Verdict: ____", ""]
+    return "\n".join(lines)
+
+
+def audit_folder(out_dir: Path, semantic: Any = None) -> tuple[AuditReport, list[Task]]:
+    """Audit a ``clarisql synth`` output folder (``tasks.jsonl`` over ``lake.sqlite``)."""
+    from clarisql.envs.synth.discover import discover
+    from clarisql.envs.synth.profile import profile_lake
+    from clarisql.envs.tasks import load_tasks
+
+    tasks = load_tasks(Path(out_dir) / "tasks.jsonl")
+    db = Path(out_dir) / "lake.sqlite"
+    lake = discover(profile_lake(db))
+    v = Verifier(db, max_rows=5000)
+    try:
+        return audit_tasks(tasks, lake, v, semantic), tasks
+    finally:
+        v.close()
+
+
+__all__ = [
+    "FLAWS",
+    "AuditReport",
+    "Auditor",
+    "audit_folder",
+    "audit_tasks",
+    "review_sheet",
+    "stratified",
+]

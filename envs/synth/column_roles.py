@@ -1,0 +1,202 @@
+"""What a column means, from its name AND its values: the role that decides what may be asked.
+
+Contract
+- :func:`column_role` gives one of :data:`ROLES` for a profiled column:
+  ``identifier`` (unique values, or an id/key/uuid name), ``code`` (zip, phone, ISBN, IATA...,
+  or fixed-width codes by their values), ``coordinate`` (latitude/longitude names whose values
+  lie in range), ``date`` (dates, and date parts: year, month, day, week, quarter by name with
+  values in their range), ``time`` (clock times: ``HH:MM`` text, hour/minute/time names with
+  values in 0..24 / 0..60 / HHMM), ``flag`` (two values, or yes/no-like values), ``ordinal``
+  (rank, position, order, stint, round: a number that counts places, not amounts), ``measure``
+  (a number none of the above, >= 3 distinct values), ``category`` (few repeated values),
+  ``name`` (text naming things) and ``text`` (the rest).
+- Names alone never make a number a measure, and values alone never make a coordinate or a
+  time (``latency`` is not a latitude, a temperature in -30..40 is not one either): the name
+  proposes, the values confirm.
+- Only a ``measure`` is summed, averaged or ranked ("highest"); grouping is by ``category``,
+  ``flag``, ``date``, ``code`` or ``name``, never by a measure (so never by the aggregated
+  column). :func:`aggregatable` and :func:`groupable` say so.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from clarisql.envs.synth.names import split_name
+from clarisql.envs.synth.types import ColumnProfile
+
+ROLES = (
+    "identifier",
+    "code",
+    "coordinate",
+    "date",
+    "time",
+    "flag",
+    "ordinal",
+    "measure",
+    "category",
+    "name",
+    "text",
+)
+
+_ID_WORDS = {"id", "ids", "key", "uuid", "guid", "pk", "fk", "oid", "rowid"}
+_ID_TAIL = {"no", "nr", "num", "number"}
+_CODE_WORDS = {
+    "code", "codes", "cd", "zip", "zipcode", "postal", "postcode", "phone", "fax", "tel",
+    "telephone", "mobile", "ssn", "isbn", "issn", "iata", "icao", "faa", "fips", "sku", "ean",
+    "upc", "vin", "iso", "abbr", "abbreviation", "acronym", "initials", "ip", "mac", "url",
+    "email", "hash",
+}  # fmt: skip
+_COORD_WORDS = {"lat", "latitude", "lon", "lng", "long", "longitude", "coord", "coordinate"}
+_COORD_PLANE = {"x", "y", "z", "easting", "northing"}
+_DATE_PARTS = {
+    "year": (1000, 2200), "yr": (1000, 2200), "yyyy": (1000, 2200), "season": (1000, 2200),
+    "month": (1, 12), "mon": (1, 12), "mm": (1, 12),
+    "day": (1, 31), "dd": (1, 31), "dom": (1, 31), "dow": (0, 7), "weekday": (0, 7),
+    "week": (0, 53), "wk": (0, 53), "quarter": (1, 4), "qtr": (1, 4),
+}  # fmt: skip
+_DATE_WORDS = {"date", "dob", "birthday", "born", "dt"}
+_TIME_WORDS = {"time", "hour", "hr", "minute", "clock", "hhmm", "departure", "arrival", "sched",
+               "scheduled", "dep", "arr"}  # fmt: skip
+_DURATION_WORDS = {"duration", "elapsed", "length", "runtime", "delay", "wait", "total", "avg"}
+_ORDINAL_WORDS = {"rank", "ranking", "position", "pos", "order", "ordinal", "stint", "round",
+                  "seed", "place", "seq", "sequence", "lap", "grid", "slot", "jersey", "uniform",
+                  "shirt", "number", "no", "tier"}  # fmt: skip
+#: words that say a number is an amount (a unit or a quantity): never a code by its digits
+_MEASURE_WORDS = {
+    "milliseconds", "seconds", "minutes", "hours", "days", "ms", "bytes", "size", "amount",
+    "price", "cost", "total", "count", "population", "area", "weight", "length", "duration",
+    "distance", "salary", "revenue", "budget", "sales", "income", "balance", "value",
+    "quantity", "qty", "capacity", "height", "width", "depth", "volume", "score", "points",
+}  # fmt: skip
+_FLAG_VALUES = {"0", "1", "y", "n", "yes", "no", "t", "f", "true", "false"}
+_CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([ap]\.?m\.?)?$", re.I)
+_FIXED_CODE = re.compile(r"^[A-Z0-9][A-Z0-9.\-/]*$")
+
+
+@lru_cache(maxsize=8192)
+def name_words(name: str) -> tuple[str, ...]:
+    """A column name's words in lower case (``birthCity`` -> ``birth city``, ``G`` -> ``g``;
+    letters of any script)."""
+    return tuple(split_name(name))
+
+
+def _numbers(c: ColumnProfile) -> list[float]:
+    out = []
+    for v in c.samples:
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, (int, float)):
+            out.append(float(v))
+        else:
+            try:
+                out.append(float(str(v)))
+            except ValueError:
+                pass
+    return out
+
+
+def _in_range(c: ColumnProfile, lo: float, hi: float) -> bool:
+    vals = [x for x in (c.min, c.max) if isinstance(x, (int, float))] or _numbers(c)
+    return bool(vals) and lo <= min(vals) and max(vals) <= hi
+
+
+def _texts(c: ColumnProfile) -> list[str]:
+    return [str(v) for v in c.samples if v is not None]
+
+
+def column_role(c: ColumnProfile, join_key: bool = False) -> str:
+    """The column's role (see the module docstring). ``join_key``: a discovered join column."""
+    words = set(name_words(c.name))
+    last = name_words(c.name)[-1]
+    numeric = c.kind in ("integer", "real")
+    texts = _texts(c)
+    # flags first: two values say yes/no whatever the name
+    if c.kind == "boolean" or (
+        c.distinct <= 2 and texts and all(t.strip().lower() in _FLAG_VALUES for t in texts)
+    ):
+        return "flag"
+    if words & _COORD_WORDS and _numbers(c) and _in_range(c, -180, 180):
+        return "coordinate"
+    if words & _COORD_PLANE and len(words) == 1 and c.kind == "real":
+        return "coordinate"
+    if c.kind == "date" or words & _DATE_WORDS:
+        return "date"
+    for w in words:
+        rng = _DATE_PARTS.get(w)
+        if rng and (not numeric or _in_range(c, *rng)):
+            return "date"
+    if texts and sum(bool(_CLOCK.match(t.strip())) for t in texts) >= 0.8 * len(texts):
+        return "time"
+    if words & _TIME_WORDS and not words & _DURATION_WORDS and _numbers(c):
+        if _in_range(c, 0, 2400):
+            return "time"
+    if words & _ID_WORDS or (last in _ID_TAIL and len(words) > 1) or last.endswith("id"):
+        return "identifier"
+    if c.key_part:  # a declared primary or foreign key (composite too): it names rows
+        return "identifier" if c.kind == "integer" or c.unique else "code"
+    if words & _CODE_WORDS:
+        return "code"
+    if c.unique and c.kind == "integer":
+        return "identifier"
+    if join_key:
+        return "identifier"
+    if words & _ORDINAL_WORDS and c.kind == "integer":
+        return "ordinal"
+    if c.kind == "text" and texts and _fixed_code(c, texts):
+        return "code"
+    if numeric and not words & _MEASURE_WORDS and _fixed_digits(c, present_rows(c)):
+        return "code"
+    if c.kind == "integer" and numeric and _in_range(c, 1800, 2100) and c.distinct <= 250:
+        return "date"  # every value a plausible year
+    if numeric:
+        return "measure" if c.distinct >= 3 else "category"
+    if c.unique and c.kind == "text":
+        return "identifier" if _fixed_code(c, texts) else "name"
+    present = present_rows(c)
+    if 2 <= c.distinct <= 60 and c.distinct <= present / 2:
+        return "category"
+    if c.kind == "text" and texts and sum(len(t) for t in texts) <= 40 * len(texts):
+        return "name"
+    return "text"
+
+
+def _fixed_code(c: ColumnProfile, texts: list[str]) -> bool:
+    """Same-width upper-case/digit tokens (``LAX``, ``US-CA``, ``02134``) with many values."""
+    if c.distinct < 5 or len(texts) < 3:
+        return False
+    lens = {len(t) for t in texts}
+    return len(lens) == 1 and all(_FIXED_CODE.match(t) for t in texts) and min(lens) <= 12
+
+
+def present_rows(c: ColumnProfile) -> int:
+    return max(1, round(c.rows * (1 - c.missing)))
+
+
+def _fixed_digits(c: ColumnProfile, present: int) -> bool:
+    """Integers that all have the same number (>= 5) of digits and rarely repeat (zip codes,
+    phone numbers, registration numbers): labels written in digits."""
+    if c.kind != "integer" or c.distinct < 5:
+        return False
+    nums = _numbers(c)
+    widths = {len(str(int(abs(x)))) for x in nums}
+    return len(widths) == 1 and min(widths) >= 5 and c.distinct >= 0.5 * present
+
+
+def aggregatable(c: ColumnProfile, join_key: bool = False) -> bool:
+    """Whether SUM/AVG/MAX/MIN of the column mean anything: measures only."""
+    return column_role(c, join_key) == "measure"
+
+
+def groupable(c: ColumnProfile, join_key: bool = False) -> bool:
+    """Whether grouping by the column makes groups a user would ask about."""
+    return column_role(c, join_key) in ("category", "flag", "date", "code", "name", "ordinal")
+
+
+def describe_role(role: str) -> str:
+    """The role in words, for reports."""
+    return {"time": "clock time"}.get(role, role)
+
+
+__all__ = ["ROLES", "aggregatable", "column_role", "describe_role", "groupable", "name_words"]

@@ -1,0 +1,255 @@
+"""Table and column names put in words, and whether a name can be put in words at all.
+
+Contract
+- :func:`in_words` splits a name (``snake_case``, ``camelCase``, ``ALLCAPS``, digits), expands
+  the abbreviations of :data:`ABBREVIATIONS` (``qty`` -> ``quantity``, ``dob`` -> ``date of
+  birth``), and writes unit suffixes as units (``weight_kg`` -> ``weight in kg``,
+  ``price_usd`` -> ``price in USD``). A data dictionary (:func:`set_descriptions`, from
+  ``clarisql synth --describe FILE``) comes first: a described column is called what its
+  description calls it.
+- :func:`speakable` is ``False`` for a name whose meaning cannot be put in words: a word of at
+  most two letters, or a run of consonants, that is neither in the lexicon nor a unit (``G``,
+  ``e``, ``ofsplit`` is speakable, ``xq`` is not). Questions never ask about such a column;
+  unanswerable questions treat it as possibly holding anything (when in doubt, answerable).
+- :func:`synonyms` gives a word's synonym group (``height`` ~ ``altitude`` ~ ``elevation``) for
+  the unanswerable check.
+
+The lexicon is hand-written because no library maps schema abbreviations to words; it holds
+general database vocabulary, not one database's columns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+ABBREVIATIONS: dict[str, str] = {
+    "abbr": "abbreviation", "acct": "account", "addr": "address", "adj": "adjusted",
+    "alt": "altitude", "amt": "amount", "approx": "approximate", "attr": "attribute",
+    "avg": "average", "bal": "balance", "bday": "birthday", "bldg": "building",
+    "cnt": "count", "cust": "customer",
+    "dept": "department", "desc": "description", "dest": "destination",     "div": "division", "dob": "date of birth", "dod": "date of death", "dt": "date",
+    "elev": "elevation", "emp": "employee", "est": "estimated",
+    "fname": "first name", "freq": "frequency", "gov": "government", "govt": "government",
+    "hq": "headquarters", "ht": "height", "id": "ID",
+    "ids": "IDs", "img": "image", "info": "information", "init": "initial", "inv": "invoice",
+    "lang": "language", "lat": "latitude", "lng": "longitude", "lon": "longitude",
+    "lname": "last name", "loc": "location", "max": "maximum", "mfr": "manufacturer",
+    "mgr": "manager", "min": "minimum", "misc": "miscellaneous", "mo": "month", "msg": "message",
+    "mth": "month", "nbr": "number", "num": "number", "no": "number",
+    "nr": "number", "org": "organisation", "pct": "percent", "perc": "percent",     "pos": "position", "pref": "preferred", "prev": "previous", "prod": "product",
+    "qty": "quantity", "qtr": "quarter", "ref": "reference",     "rev": "revenue", "sal": "salary", "sched": "scheduled", "sec": "second", "seq": "sequence",
+    "src": "source", "std": "standard", "stat": "statistic", "sz": "size",
+    "tel": "telephone", "temp": "temperature", "tot": "total", "txn": "transaction",
+    "uom": "unit of measure", "usr": "user", "val": "value", "veh": "vehicle", "vol": "volume",
+    "wt": "weight", "yr": "year", "yrs": "years", "dep": "departure", "arr": "arrival",
+    "url": "URL", "uuid": "UUID", "iso": "ISO", "gdp": "GDP", "vat": "VAT", "sku": "SKU",
+    "ssn": "SSN", "zip": "ZIP code", "iata": "IATA code", "icao": "ICAO code", "isbn": "ISBN",
+    "ip": "IP address", "os": "operating system", "fk": "foreign key", "pk": "primary key",
+}  # fmt: skip
+UNITS: dict[str, str] = {
+    "kg": "kg", "g": "grams", "lb": "pounds", "lbs": "pounds", "km": "km", "m": "metres",
+    "cm": "cm", "mm": "mm", "mi": "miles", "ft": "feet", "usd": "USD", "eur": "EUR",
+    "gbp": "GBP", "pct": "percent", "ms": "milliseconds", "s": "seconds", "secs": "seconds",
+    "mins": "minutes", "h": "hours", "c": "°C", "f": "°F", "kwh": "kWh", "mph": "mph",
+    "kmh": "km/h", "l": "litres", "ml": "ml",
+}  # fmt: skip
+#: short English words a name may hold as they are
+SHORT_WORDS = frozenset(
+    "a an as at by do go he in is it me my of on or so to up us we ok tv pc uk us eu un "
+    "age art bar bay bed big box boy bus car cup day dog end era eye fan fee few fit fly "
+    "fun gap gas gun guy hit hot job key kid law leg lot low man map net new oil old one "
+    "own pay pen per pet pin pit pop pot raw red rim row run sea set sex sky son sun tag "
+    "tax tea ten tip toe top toy two use van war way web who win yes zoo act add aid air "
+    "all and any app arm ask bad bag ban bid bit cab cap cat cut den dry due ear eat egg "
+    "fat fix fog for fur god hat her him his how ice ink ion its joy kit lab lap lay let "
+    "lid lip log mix mud nut oak odd off out pad pan pie ply ram rat ray rib rod rug sad "
+    "saw say see shy sip sit ski sum tab tap tie tin ton tub via vow wet why wig yet zip "
+    "pro con dam fin gin hub kin mad rod tan vet".split()
+)
+SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
+    frozenset(g.split())
+    for g in (
+        "height altitude elevation alt elev ht tall",
+        "weight mass wt heavy",
+        "games matches g gp appearances",
+        "price cost amount fee charge",
+        "salary pay wage wages earnings income compensation",
+        "birthday birthdate dob born birth",
+        "population inhabitants residents pop",
+        "colour color",
+        "name title label",
+        "address location addr street",
+        "phone telephone tel mobile",
+        "email mail",
+        "age years old",
+        "rating score stars grade",
+        "quantity qty",
+        "revenue sales turnover income",
+        "country nation",
+        "city town",
+        "company firm business organisation organization employer",
+        "nickname alias",
+        "gender sex",
+        "size dimensions",
+        "distance length",
+        "speed velocity",
+        "capacity seats",
+    )
+)
+
+_NON_WORD = re.compile(r"[\W_]+")
+#: camelCase, ALLCAPSWord and letter/digit boundaries, in any script
+_CASE = re.compile(
+    r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])|(?<=[a-zà-ÿ])(?=[A-ZÀ-Þ])|(?<=[A-ZÀ-Þ])(?=[A-ZÀ-Þ][a-zà-ÿ])"
+)
+_VOWEL = re.compile(r"[aeiouy]")
+_DESCRIPTIONS: dict[str, str] = {}
+#: column name -> the words of its one table-qualified description (when only one table has it)
+_BY_COLUMN: dict[str, str | None] = {}
+
+
+def short_description(text: str) -> str | None:
+    """The name part of a description: its first clause, lower case, at most eight words
+    (``"Scheduled departure time, local (HHMM)"`` -> ``scheduled departure time``)."""
+    head = re.split(r"[,;(:]| - ", " ".join(text.split()), maxsplit=1)[0].strip().rstrip(".")
+    if not head or len(head.split()) > 8:
+        return None
+    return head if head.isupper() else head[0].lower() + head[1:]
+
+
+def set_descriptions(described: Mapping[str, str]) -> None:
+    """Use a data dictionary: ``{"table.column" or "column": "words"}`` (later calls add)."""
+    for k, v in described.items():
+        text = short_description(str(v))
+        if text:
+            key = k.lower()
+            _DESCRIPTIONS[key] = text
+            if "." in key:
+                col = key.rsplit(".", 1)[1]
+                _BY_COLUMN[col] = text if _BY_COLUMN.get(col, text) == text else None
+    in_words.cache_clear()
+    speakable.cache_clear()
+
+
+def clear_descriptions() -> None:
+    _DESCRIPTIONS.clear()
+    _BY_COLUMN.clear()
+    in_words.cache_clear()
+    speakable.cache_clear()
+
+
+def description(name: str, table: str | None = None) -> str | None:
+    """The data dictionary's words for a column (``table.column`` first, then ``column``, then
+    the one table-qualified entry of that column name)."""
+    if not _DESCRIPTIONS:
+        return None
+    if table is not None and f"{table}.{name}".lower() in _DESCRIPTIONS:
+        return _DESCRIPTIONS[f"{table}.{name}".lower()]
+    return _DESCRIPTIONS.get(name.lower()) or _BY_COLUMN.get(name.lower())
+
+
+def split_name(name: str) -> list[str]:
+    """``birthCity`` -> ``[birth, city]``; ``HR_2019`` -> ``[hr, 2019]``; letters of any script
+    (``flughäfen`` stays one word)."""
+    out: list[str] = []
+    for token in _NON_WORD.split(name):
+        for part in _CASE.split(token):
+            if part:
+                out.append(part.lower())
+    return out or [name.lower()]
+
+
+#: type prefixes of table and view names (``tblOrders``, ``ztblDays``, ``vw_sales``)
+TABLE_PREFIXES = frozenset({"tbl", "ztbl", "tb", "vw", "tbl_", "dim", "fact"})
+
+
+@lru_cache(maxsize=16384)
+def in_words(name: str, table: str | None = None) -> str:
+    """The name as a user would say it (see the module docstring)."""
+    described = description(name, table)
+    if described is not None:
+        return described
+    parts = split_name(name)
+    if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
+        parts = parts[1:]
+    out: list[str] = []
+    for i, w in enumerate(parts):
+        if i == len(parts) - 1 and i > 0 and w in UNITS and w not in ABBREVIATIONS:
+            out.append(f"in {UNITS[w]}")
+        elif w in ("no", "nr", "num") and i == 0 and len(parts) > 1:
+            out.append("number of")  # ``num_items`` -> number of items
+        elif w in ABBREVIATIONS:
+            out.append(ABBREVIATIONS[w])
+        else:
+            out.append(w)
+    return " ".join(out) or name
+
+
+@lru_cache(maxsize=16384)
+def speakable(name: str, table: str | None = None) -> bool:
+    """Whether the name can be put in words (see the module docstring)."""
+    if description(name, table) is not None:
+        return True
+    parts = split_name(name)
+    for i, w in enumerate(parts):
+        if w.isdigit() or w in ABBREVIATIONS or w in SHORT_WORDS or not w.isascii():
+            continue  # (a word in another script, 学生, is not judged by Latin vowels)
+        if i > 0 and w in UNITS:
+            continue
+        if len(w) <= 2 or not _VOWEL.search(w):
+            return False
+    return True
+
+
+def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:
+    """Column names that repeat their table's name as a short prefix, in words without it:
+    ``Entertainers.EntStageName`` -> ``stage name``, ``Members.MbrLastName`` -> ``last name``
+    (a prefix of 2-5 letters that starts the table's first word, or its consonants). Returns
+    ``{"table.column": words}`` for :func:`set_descriptions`."""
+    out = {}
+    for table, cols in columns.items():
+        tw = [w for w in split_name(table) if w not in TABLE_PREFIXES]
+        if not tw:
+            continue
+        head = tw[0]
+        # consonants, repeats merged: ``members`` -> ``mbrs`` (``Mbr...``)
+        skeleton = re.sub(r"(.)\1+", r"\1", head[0] + re.sub(r"[aeiou]", "", head[1:]))
+        single = head[:-1] if head.endswith("s") else head
+        for col in cols:
+            parts = split_name(col)
+            p = parts[0]
+            # a short form only: ``MonthYear`` of ``Months`` is "month and year", not "year"
+            if len(parts) < 2 or not 2 <= len(p) <= 5 or p in (head, single):
+                continue
+            if head.startswith(p) or skeleton.startswith(p):
+                rest = in_words("_".join(parts[1:]))
+                if rest and rest not in ("id", "ID"):
+                    out[f"{table}.{col}"] = rest
+    return out
+
+
+def synonyms(word: str) -> frozenset[str]:
+    """The word's synonym group (the word alone when it has none)."""
+    w = word.lower()
+    out = {w}
+    for g in SYNONYM_GROUPS:
+        if w in g or w.rstrip("s") in g:
+            out |= g
+    return frozenset(out)
+
+
+__all__ = [
+    "ABBREVIATIONS",
+    "UNITS",
+    "short_description",
+    "table_prefixed",
+    "clear_descriptions",
+    "description",
+    "in_words",
+    "set_descriptions",
+    "speakable",
+    "split_name",
+    "synonyms",
+]

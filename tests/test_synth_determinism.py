@@ -1,0 +1,97 @@
+"""Statement budgets are counted in SQLite VM steps: verdicts and suites never depend on load.
+
+The load test runs a busy-loop process per core (real processes, killed at the end) while the
+suite is synthesized again with a step budget tight enough that some drafts are rejected for it;
+a clock-based verdict near that boundary flips under load, a counted one cannot.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from clarisql.envs.database import SessionLimits, get_image
+from clarisql.envs.synth.pipeline import SynthConfig, synthesize
+from clarisql.envs.synth.verify import Verifier
+
+from ._synth_lake import write_lake
+
+COUNT = "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n}) SELECT COUNT(*) FROM c"
+
+
+@contextmanager
+def _saturated() -> Iterator[None]:
+    """Every core busy with a pure-Python loop for the duration."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 2)
+    ]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
+def _steps_needed(db: Path, sql: str) -> int:
+    """The smallest step budget (in units of 1,000) under which ``sql`` completes."""
+    img = get_image(db)
+    lo, hi = 1, 1 << 20
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lim = SessionLimits(timeout_s=600.0, progress_steps=1_000, max_vm_steps=mid * 1_000)
+        with img.session(False, lim) as s:
+            ok = s.execute(sql).ok
+        lo, hi = (lo, mid) if ok else (mid + 1, hi)
+    return lo * 1_000
+
+
+def test_the_step_budget_decides_by_count_not_by_time(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "c.sqlite"
+    sqlite3.connect(db).execute("CREATE TABLE t (x)").connection.commit()
+    sql = COUNT.format(n=20_000)
+    need = _steps_needed(db, sql)
+    img = get_image(db)
+    # a wall-clock cap far away: only the count decides, also under load, at the exact boundary
+    with _saturated():
+        for budget, ok in ((need, True), (need - 1_000, False)) * 3:
+            lim = SessionLimits(timeout_s=600.0, progress_steps=1_000, max_vm_steps=budget)
+            with img.session(False, lim) as s:
+                res = s.execute(sql)
+            assert res.ok is ok, (budget, res.error)
+            if not ok:
+                assert res.error_kind == "timeout"
+                assert f"budget of {budget:,} SQLite steps" in (res.error or "")
+    # the verifier keeps a statement only within half of the episode's step budget
+    v = Verifier(db, step_budget=2 * need + 40_000)
+    assert v.rows(sql) == [(20_000,)]
+    v = Verifier(db, step_budget=need)
+    assert v.rows(sql) is None and "SQLite steps" in (v.last_error or "")
+
+
+def test_synthesis_is_byte_identical_with_every_core_saturated(tmp_path: Path) -> None:
+    folder = write_lake(tmp_path / "csv", seed=6)
+    outs = []
+    for name, load in (("quiet", False), ("loaded", True)):
+        # a tight budget: some drafts are rejected for their steps, others pass near the line
+        cfg = SynthConfig(
+            sources=[folder], out=tmp_path / name, tasks=40, seed=2, step_budget=30_000
+        )
+        cfg.workers = 2
+        if load:
+            with _saturated():
+                outs.append(synthesize(cfg))
+        else:
+            outs.append(synthesize(cfg))
+    quiet, loaded = outs
+    too_slow = [r for r in quiet.draft_report.rejected if "too slow" in r]
+    assert too_slow, "the budget must reject some drafts, or this test sees nothing"
+    assert loaded.tasks_path.read_bytes() == quiet.tasks_path.read_bytes()
