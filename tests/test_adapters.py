@@ -81,6 +81,9 @@ def test_reply_action_forms() -> None:
         "arguments": {},
     }
     assert reply_action("plain") == "plain"
+    # tool_calls that is no list (one call as an object, or junk) never raises
+    assert reply_action({"tool_calls": {"type": "function", "function": call}}) == call
+    assert reply_action({"tool_calls": 5}) == {"name": None}
 
 
 def test_env_spec_rejects_unknown_options_and_splits() -> None:

@@ -209,3 +209,15 @@ def test_oracle_text_answers_from_what_the_replies_told_it() -> None:
     assert not any(s.get("sql") == t.gold_sql for s, t in zip(stops, tasks))
     text_env = ClarifySQLEnv("builtin", gate="text", gate_mapper="lexical", table_search=False)
     assert all(run_episode(text_env, pol, t.id, seed=0).correct for t in tasks)
+
+
+def test_the_same_label_twice_is_not_refused() -> None:
+    """A label repeated (or differing only in case and spaces, as :meth:`Label.key` reads it)
+    is one label: it is answered, not refused as "one span labelled more than one way"."""
+    err = Label("Error", "Staiton", "district")
+    assert label_breadth([err, err]) is None
+    assert label_breadth([err, Label("Error", " staiton ", "District")]) is None
+    reply = FixedSimulator().respond("", [err, err], ctx(ONE))
+    assert reply.earned and "Station" in reply.text
+    # two different kinds on one span stay refused
+    assert label_breadth([err, Label("Unmatch", "Staiton", "district")]) is not None

@@ -460,3 +460,26 @@ def test_link_instead_of_copy(spider: Path, tmp_path: Path) -> None:
     env = ClarifySQLEnv(str(out / "tasks.jsonl"))
     assert run(env, "dev/0", [{"type": "stop", "sql": "SELECT 4"}])["correct"]
     env.close()
+
+
+def test_db_id_cannot_name_a_file_outside_the_source(tmp_path: Path) -> None:
+    """A record's db_id is a name, not a path: an absolute or ``..`` db_id must not make the
+    importer copy a database from elsewhere on disk into the suite."""
+    outside = make_db(tmp_path / "elsewhere" / "private.sqlite")
+    src = tmp_path / "spider"
+    make_db(src / "database" / "concert" / "concert.sqlite")
+    recs = [
+        {
+            "db_id": "concert",
+            "question": "How many singers?",
+            "query": "SELECT count(*) FROM singer",
+        },
+        {"db_id": str(outside.with_suffix("")), "question": "Abs?", "query": "SELECT 1"},
+        {"db_id": "../../elsewhere/private", "question": "Dots?", "query": "SELECT 1"},
+    ]
+    write_json(src / "dev.json", recs)
+    report = import_dataset("spider", str(src), str(tmp_path / "out"))
+    assert report.kept == 1
+    assert sorted(report.databases) == ["concert"]
+    reasons = [d["reason"] for d in report.dropped]
+    assert len(reasons) == 2 and all("database" in r for r in reasons)

@@ -98,7 +98,10 @@ def reply_action(reply: Any) -> Any:
     if isinstance(reply, Mapping):
         calls = reply.get("tool_calls")
         if calls:
-            return _call_action(calls[0])
+            if isinstance(calls, (list, tuple)):
+                return _call_action(calls[0])
+            # one call not in a list (or junk): the env answers it, nothing raises here
+            return _call_action(calls) if isinstance(calls, Mapping) else {"name": None}
         if "function" in reply or ("name" in reply and "arguments" in reply):
             return _call_action(reply)
         content = reply.get("content")

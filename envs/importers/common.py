@@ -297,7 +297,11 @@ class SuiteWriter:
 
 
 def find_database(src: Path, db_id: str, db_dir: Path | None = None) -> Path | None:
-    """``<dir>/<db_id>/<db_id>.sqlite`` under ``db_dir`` or the usual Spider/BIRD folders."""
+    """``<dir>/<db_id>/<db_id>.sqlite`` under ``db_dir`` or the usual Spider/BIRD folders;
+    ``None`` also for a ``db_id`` that is a path (absolute, ``..``, a separator), never a file
+    outside those folders."""
+    if not db_id or "/" in db_id or "\\" in db_id or db_id in (".", "..") or "\0" in db_id:
+        return None
     roots = [db_dir] if db_dir is not None else []
     roots += [src / "database", src]
     roots += sorted(p for p in src.glob("*_databases") if p.is_dir())

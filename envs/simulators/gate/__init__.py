@@ -129,9 +129,9 @@ def label_breadth(labels: Sequence[Label], rules: GateRules | None = None) -> st
     missing = {lb.slot.strip().casefold() for lb in labels if lb.kind == "Missing"}
     if len(missing) > rules.max_missing:
         return f"{TOO_BROAD}{len(missing)} missing slots at once (limit {rules.max_missing})"
-    spans = [
+    spans = [  # each distinct label once: the same label sent twice is not two ways
         (normalize(lb.content.strip()), lb.slot.strip().casefold())
-        for lb in labels
+        for lb in {lb.key(): lb for lb in labels}.values()
         if lb.kind != "intent" and lb.content.strip()
     ]
     if len(spans) > rules.max_content:
