@@ -286,11 +286,33 @@ def _values(db: Path, table: str, col: str) -> list[Any]:
         ]
 
 
-def _substitute(sql: str, col: str, x: Any) -> str:
-    """``sql`` with its filter ``"col" = <literal>`` set to ``x``."""
+def _year_expr(col: str) -> str:
+    return f"CAST(strftime('%Y', {_qi(col)}) AS INTEGER)"
+
+
+def _scope(slot: str) -> tuple[str, str]:
+    """The filtered column and the SQL expression a scope slot stands for (``"X"``, or the
+    year of a date column for a derived ``"X year"`` slot)."""
+    if slot.endswith(" year"):
+        return slot[: -len(" year")], _year_expr(slot[: -len(" year")])
+    return slot, _qi(slot)
+
+
+def _scope_values(db: Path, table: str, slot: str) -> list[Any]:
+    col, expr = _scope(slot)
+    if expr == _qi(col):
+        return _values(db, table, col)
+    with sqlite3.connect(db) as c:
+        q = f"SELECT DISTINCT {expr} FROM {_qi(table)} WHERE {expr} NOTNULL"
+        return [r[0] for r in c.execute(q)]
+
+
+def _substitute(sql: str, slot: str, x: Any) -> str:
+    """``sql`` with its filter ``<scope expression> = <literal>`` set to ``x``."""
+    expr = _scope(slot)[1]
     lit = repr(x) if isinstance(x, (int, float)) else "'" + str(x).replace("'", "''") + "'"
-    pat = re.compile(re.escape(f"{_qi(col)} = ") + r"('(?:[^']|'')*'|[-\d.]+)")
-    return pat.sub(lambda m: f"{_qi(col)} = {lit}", sql)
+    pat = re.compile(re.escape(f"{expr} = ") + r"('(?:[^']|'')*'|[-\d.]+)")
+    return pat.sub(lambda m: f"{expr} = {lit}", sql)
 
 
 def test_underspecified_reads_need_clarifying(suite: Suite) -> None:
@@ -309,11 +331,11 @@ def test_underspecified_reads_need_clarifying(suite: Suite) -> None:
         # the labelled column's table (a draft's filter may sit on the joined table)
         table = t.metadata.get("label_column", t.metadata["tables"][0]).split(".")[0]
         for u in t.underspecs:
-            if u.label.kind == "Missing" and f"{_qi(u.label.slot)} = " in t.gold_sql:
+            if u.label.kind == "Missing" and f"{_scope(u.label.slot)[1]} = " in t.gold_sql:
                 # substituting other values of the scope column gives >= 2 different answers
                 answers = [
                     v.rows(_substitute(t.gold_sql, u.label.slot, x))
-                    for x in _values(suite.db, table, u.label.slot)[:8]
+                    for x in _scope_values(suite.db, table, u.label.slot)[:8]
                 ]
                 kept: list[Any] = []
                 for a in answers:
