@@ -510,6 +510,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         rec, task = self.record, self.task
         image = self.image_for(task)
         gold_error = None
+        digest_error = None
         final_state = None
         if self._answer is not None:
             rec.answer_rows, rec.answer_truncated = self._answer
@@ -530,8 +531,6 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 else f"{type(e).__name__}: {e}"
             )
             digest_error = f"the final database state could not be digested: {why}"
-        else:
-            digest_error = None
         total, totals = score_episode(rec, self.reward_spec)
         out = {
             "record": rec.to_dict(),

@@ -131,6 +131,29 @@ def test_failed_final_query_is_never_correct(suite_file: Path, tmp_path: Path) -
     assert info["episode"]["correct"] is True
 
 
+def test_failing_gold_ends_the_episode_scored(tmp_path: Path) -> None:
+    """A gold query or golden write that fails on its database (GoldError) never raises out of
+    the episode: it ends scored (never correct) with the gold's error recorded."""
+    build_small_db(tmp_path / "g.sqlite")
+    read = Task(id="bad/read", db="g.sqlite", utterance="?", gold_sql="SELECT nosuch FROM sales")
+    write = Task(
+        id="bad/write",
+        db="g.sqlite",
+        utterance="?",
+        writable=True,
+        gold_actions=["UPDATE nosuch SET a = 1"],
+    )
+    p = save_tasks([read, write], tmp_path / "g.jsonl")
+    for reward in ("default", "reliability_phi10"):
+        env = ClarifySQLEnv(str(p), reward=reward)
+        for tid in ("bad/read", "bad/write"):
+            env.reset(options={"task_id": tid})
+            *_, r, term, _, info = env.step({"type": "stop", "sql": "SELECT 1"})
+            assert term and info["episode"]["correct"] is False
+            assert "gold_error" in info["episode"] and "digest_error" not in info["episode"]
+            assert r == pytest.approx(info["episode"]["reward"])
+
+
 def test_ordered_gold_requires_order(suite_file: Path) -> None:
     env = make(suite_file)
     env.reset(options={"task_id": "read/ordered"})
