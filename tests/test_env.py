@@ -154,6 +154,41 @@ def test_failing_gold_ends_the_episode_scored(tmp_path: Path) -> None:
             assert r == pytest.approx(info["episode"]["reward"])
 
 
+def test_unneeded_clarification_is_charged_and_label_precision_recall_recorded(
+    suite_file: Path,
+) -> None:
+    """A shotgun clarify that gets every gold value back still pays for every label the task
+    did not need, so it scores below a precise agent; the record carries ODUTQA's label
+    precision and recall (pure functions of it: a rescore gives the same reward)."""
+    from clarisql.rewards import EpisodeRecord, load_reward_spec, score_episode
+
+    shot = [["", "year", "Missing"], ["", "city", "Missing"], ["", "district", "Missing"]]
+    shot += [["2019", "year", "Error"], "intent"]
+    for reward, precise in (("default", 1.0), ("reliability_phi10", 1.0)):
+        env = make(suite_file, reward=reward)
+        rewards = {}
+        for name, labels in (("precise", [["", "year", "Missing"]]), ("shotgun", shot)):
+            env.reset(options={"task_id": "read/from"})
+            env.step({"type": "clarify", "question": "?", "labels": labels})
+            env.step({"type": "execute", "sql": GOLD})
+            *_, info = env.step({"type": "stop"})
+            ep = info["episode"]
+            assert ep["correct"] is True and ep["label_recall"] == 1.0
+            rec = EpisodeRecord.from_dict(ep["record"])
+            assert score_episode(rec, load_reward_spec(reward))[0] == pytest.approx(ep["reward"])
+            rewards[name] = ep["reward"]
+            if name == "shotgun":
+                assert ep["label_precision"] == pytest.approx(1 / 5)
+                assert ep["unneeded_clarifications"] == 4
+        assert rewards["precise"] == pytest.approx(precise)
+        assert rewards["shotgun"] <= 0.0 < rewards["precise"]
+    env = make(suite_file)
+    env.reset(options={"task_id": "read/from"})  # a question about nothing it needs
+    env.step({"type": "clarify", "question": "Which city?", "labels": [["", "city", "Missing"]]})
+    *_, info = env.step({"type": "stop", "sql": GOLD})
+    assert info["episode"]["label_recall"] == 0.0 and info["episode"]["label_precision"] == 0.0
+
+
 def test_ordered_gold_requires_order(suite_file: Path) -> None:
     env = make(suite_file)
     env.reset(options={"task_id": "read/ordered"})
