@@ -444,7 +444,7 @@ def _ablate(args: argparse.Namespace) -> int:
             d = out / "runs" / policy_slug(pol)
             print(f"== {pol} -> {d}")
             cfg = _config(args, pol, spec_args[0])
-            if pol in TEXT_PROBES and cfg.gate in (None, "labels"):
+            if pol in TEXT_PROBES and cfg.gate in (None, "labels") and _gated(cfg):
                 cfg.gate = "both"  # a free-text probe is blind under a labels-only gate
             o = _run(cfg, d, args)
             print(_outcome_line(o))
@@ -503,6 +503,14 @@ def _ablate(args: argparse.Namespace) -> int:
     return status
 
 
+def _gated(cfg: Any) -> bool:
+    """The run's user reveals per label (not DySQL's instruction-following user)."""
+    from clarisql.rollouts.plan import load_run_suite
+
+    sim = cfg.simulator or load_run_suite(cfg).metadata.get("simulator") or "fixed"
+    return sim != "instruction"
+
+
 def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
     """``ablate --search``: CEM over the strategy family against the honest references."""
     import numpy as np
@@ -516,6 +524,12 @@ def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
     from clarisql.rollouts.search import search_markdown, search_strategies
 
     cfg = _config(args, "oracle", specs[0])
+    if not _gated(cfg):
+        print(
+            "strategy search skipped: this suite's user is not gated (DySQL's instruction "
+            "user), so no strategy of asking per label applies; its write probes cover it"
+        )
+        return
     suite = load_suite(cfg.suite, **cfg.suite_kwargs)
     env = build_env(cfg, suite)
     ids = [t.id for t in suite.tasks]
