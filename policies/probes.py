@@ -300,7 +300,7 @@ class ExploreWithoutClarifyingPolicy(ScriptedPolicy):
 # probe's score is an upper bound on an agent with the same asking strategy.
 SLOTS = ("city", "district", "year", "enterprise", "project")
 KINDS = ("Error", "Unmatch", "not-exist")
-MAX_LABELS = 4000
+MAX_LABELS = 30000
 _WORD = re.compile(r"[\w][\w'&.-]*", re.U)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _SCHEMA_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -332,13 +332,15 @@ def utterance_spans(text: str, max_words: int = 4, max_chars: int = 10) -> list[
 
 def schema_slots(schema: str) -> list[str]:
     """Slot names a label could use: the usual ODUTQA slots plus column names the schema
-    summary lists (as far as it lists them)."""
+    summary lists (as far as it lists them), and ``<column> year`` for date-like columns."""
     out = dict.fromkeys(SLOTS)
     for cols in _COLS.findall(schema or ""):
         for c in cols.split(","):
             name = c.strip().split(" ")[0].strip('"`[]')
-            if name and len(out) < 40:
+            if name and len(out) < 80:
                 out[name] = None
+                if re.search(r"date|time|day|week|month|start|end", c, re.I):  # a date: its year
+                    out[f"{name} year"] = None
     return list(out)
 
 
