@@ -358,21 +358,42 @@ def candidate_labels(text: str, schema: str = "", kinds: Sequence[str] = KINDS) 
     return out
 
 
+def hidden_values(task: Task) -> list[str]:
+    """What a task's gold needs that its opening message does not say: the gold labels' values,
+    and for a write task whose instruction holds more than its opening message (DySQL), the
+    golden statements' string literals (2+ characters) and numbers (2+ digits) the opening lacks."""
+    out = [u.value for u in task.underspecs if u.value]
+    if not task.underspecs and task.answerable and needs_the_user(task):
+        said = task.utterance
+        for sql in task.gold_actions:
+            tree = _parse(sql)
+            for lit in tree.find_all(exp.Literal) if tree is not None else []:
+                v = str(lit.this)
+                if (len(v) >= 2 if lit.is_string else sum(c.isdigit() for c in v) >= 2) and (
+                    v not in said
+                ):
+                    out.append(v)
+    return list(dict.fromkeys(out))
+
+
 class _IdealWriter:
-    """The SQL half of a probe: the oracle's statements when every gold value was told in the
-    replies (or the task needs none; unanswerable tasks are abstained on as the oracle does),
-    else the literal reading (``naive_sql`` / ``naive_actions``), optionally rewritten."""
+    """The SQL half of a probe: the oracle's statements when the replies told every value the
+    gold needs beyond the opening message (:func:`hidden_values`; unanswerable tasks are
+    abstained on as the oracle does), else the literal reading (``naive_sql`` /
+    ``naive_actions``; a DySQL task without one: no write at all), optionally rewritten."""
 
     @staticmethod
     def finish(task: Task, told: str, rewrite: Any = None) -> list[ActionLike]:
         from clarisql.policies.baselines import AnswerWithoutClarifyingPolicy, OraclePolicy
 
-        if not task.underspecs or all(u.value and u.value in told for u in task.underspecs):
+        if all(v in told for v in hidden_values(task)):
             plan = list(OraclePolicy().plan(task))
-        else:
+        elif task.underspecs or task.metadata.get("naive_actions") is not None:
             plan = list(AnswerWithoutClarifyingPolicy().plan(task))
             if rewrite is not None:
                 plan = [rewrite(a) for a in plan]
+        else:  # the instruction's facts were not told and nothing literal to write
+            plan = [STOP]
         return [a for a in plan if not (isinstance(a, dict) and a["type"] == "clarify")]
 
 
@@ -620,16 +641,12 @@ class _GuessValues(Policy):
         self._values: dict[tuple[str, str], list[str]] = {}
         self._pending: list[tuple[str, str]] = []
         self._reading: list[ActionLike] = []
-        if task.answerable and (
-            task.metadata.get("naive_sql") or task.metadata.get("naive_actions")
-        ):
-            self._reading = _IdealWriter.finish(task, "") if task.underspecs else []
-        if not self._reading:
-            self._plan = _IdealWriter.finish(task, "") if not task.underspecs else []
-            if task.underspecs:  # no literal reading to start from: the literal answerer
-                from clarisql.policies.baselines import AnswerWithoutClarifyingPolicy
-
-                self._plan = list(AnswerWithoutClarifyingPolicy().plan(task))
+        hidden = hidden_values(task)
+        md = task.metadata
+        if hidden and (md.get("naive_sql") or md.get("naive_actions")):
+            self._reading = _IdealWriter.finish(task, "")  # the literal reading
+        if not self._reading:  # nothing to guess in: what the writer does untold
+            self._plan = _IdealWriter.finish(task, "")
             return
         lits = {(t, c) for a in self._reading for t, c, _ in string_literals(_sql_of(a))}
         self._pending = sorted(lits)
@@ -700,6 +717,15 @@ class HonestMissPolicy(_AskThenWrite):
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"oracle-miss: the miss rate must be in [0, 1], got {rate!r}")
         self.name = f"oracle-miss:{self.rate:g}"
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        task = self._task
+        assert task is not None
+        if not task.underspecs and self._plan is None:  # nothing to miss: the oracle
+            from clarisql.policies.baselines import OraclePolicy
+
+            self._plan = list(OraclePolicy().plan(task))
+        return super().act(observation, info)
 
     def asks(self, request: str, schema: str) -> list[ActionLike]:
         task = self._task
@@ -803,9 +829,7 @@ class StrategyPolicy(Policy):
             if self._asks:
                 self._asked = True
                 return self._asks.pop(0)
-            told_all = not task.underspecs or all(
-                u.value and u.value in self._told for u in task.underspecs
-            )
+            told_all = all(v in self._told for v in hidden_values(task))
             if told_all or self._guess is None:
                 self._phase = "plan"
                 self._plan = _IdealWriter.finish(task, self._told)
@@ -820,6 +844,7 @@ class StrategyPolicy(Policy):
 
 __all__ = [
     "CUE_WORDS",
+    "hidden_values",
     "HONEST_MISS",
     "TEXT_PROBES",
     "FirstMatchPolicy",

@@ -219,3 +219,26 @@ def test_strategy_search_finds_a_shotgun_when_nothing_charges_it(tmp_path: Path)
     r = run_episode(env, p, "t/poem")
     assert r.correct  # "Write a poem" is a surface cue
     assert pytest.approx(r.reward) == 1.0
+
+
+def test_the_writer_needs_the_instruction_facts_told(tmp_path: Path) -> None:
+    """A write task whose instruction holds more than its opening message (DySQL's shape): a
+    probe is written the gold only when the replies told the values the opening lacks, so asking
+    about nothing in particular does not tie the golden replay (it did, playing the gold)."""
+    from clarisql.policies.probes import hidden_values
+
+    build_small_db(tmp_path / "small.sqlite")
+    t = Task(
+        id="w/1",
+        db="small.sqlite",
+        utterance="Please add a new city for me.",
+        instruction="Add the city Eastham with id 3.",
+        category="write",
+        writable=True,
+        gold_actions=["INSERT INTO cities VALUES (3, 'Eastham')"],
+    )
+    assert hidden_values(t) == ["Eastham"]
+    env = _env(tmp_path, [t])
+    for pol in ("label-shotgun", "label-sweep", "nearest-value", "first-match"):
+        assert not run_episode(env, make_policy(pol), "w/1").correct, pol
+    assert run_episode(env, make_policy("oracle-miss:0.1"), "w/1").correct
