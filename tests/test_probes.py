@@ -130,8 +130,10 @@ def test_every_ablation_runs_every_probe_and_none_wins(tmp_path: Path) -> None:
     assert checked == {(s, p) for s in rep["specs"] for p in INTEGRITY_PROBES}
     assert not [f for f in rep["integrity"] if f["flagged"]]
     assert "FLAGGED" not in (out / "ablation.md").read_text()
-    miss = json.loads((out / "integrity_miss.json").read_text())  # the honest agent that misses
-    assert miss and not [f for f in miss if f["flagged"]]
+    # the honest agent that misses one needed label in ten beats every probe under every
+    # preset that charges unneeded clarification (``outcome`` does not: there the gate holds)
+    miss = json.loads((out / "integrity_miss.json").read_text())
+    assert miss and not [f for f in miss if f["flagged"] and f["spec"] != "outcome"]
     # exploring instead of asking solves no underspecified task of the built-in suite
     suite = load_suite("builtin")
     lines = (out / "runs" / "explore-without-clarifying" / "trajectories.jsonl").read_text()
