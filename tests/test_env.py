@@ -169,7 +169,9 @@ def test_unneeded_clarification_is_charged_and_label_precision_recall_recorded(
         rewards = {}
         for name, labels in (("precise", [["", "year", "Missing"]]), ("shotgun", shot)):
             env.reset(options={"task_id": "read/from"})
-            env.step({"type": "clarify", "question": "?", "labels": labels})
+            *_, step_info = env.step({"type": "clarify", "question": "?", "labels": labels})
+            # charged at the end: the step's reward does not say which labels were gold
+            assert "unneeded_clarification" not in step_info["reward_components"]
             env.step({"type": "execute", "sql": GOLD})
             *_, info = env.step({"type": "stop"})
             ep = info["episode"]
