@@ -242,3 +242,22 @@ def test_the_writer_needs_the_instruction_facts_told(tmp_path: Path) -> None:
     for pol in ("label-shotgun", "label-sweep", "nearest-value", "first-match"):
         assert not run_episode(env, make_policy(pol), "w/1").correct, pol
     assert run_episode(env, make_policy("oracle-miss:0.1"), "w/1").correct
+
+
+def test_ablate_search_cli_writes_its_report(tmp_path: Path) -> None:
+    import json
+
+    from clarisql.cli import main as cli_main
+
+    from ._rollout_tasks import build_task_file
+
+    tf = build_task_file(tmp_path)
+    out = tmp_path / "abl"
+    args = ["ablate", "--suite", str(tf), "--policies", "oracle", "--no-probes", "--out", str(out)]
+    args += ["--no-progress", "--rewards", "default", "outcome", "--search", "--search-tasks", "6"]
+    args += ["--search-population", "3", "--search-iterations", "2"]
+    assert cli_main(args) == 0
+    res = json.loads((out / "search.json").read_text())
+    assert [r["spec"] for r in res] == ["default", "outcome"]
+    assert all(set(r["honest"]) == {"oracle", "oracle-miss:0.1"} for r in res)
+    assert "| default |" in (out / "search.md").read_text()
