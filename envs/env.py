@@ -273,6 +273,10 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             writable=task.writable,
             unanswerable_kind=task.unanswerable_kind,
         )
+        self._found: set[Any] = set()  # gold labels asked for so far (label recall)
+        if self._gated():
+            self.record.labels_gold = len({_unit(u.label) for u in task.underspecs})
+            self.record.labels_found = 0
         self._dialogue = ""
         self.messages = [
             {
@@ -435,6 +439,8 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             n_revealed=len(reply.revealed),
             hallucinated=hallucinated_results(act.question, self._returned),
         )
+        if self._gated():
+            self._count_asked(turn, act, reply.revealed, sim_info)
         self._revealed.extend(u.value for u in reply.revealed)
         self._say("user", "User", reply.text)
         out = _Outcome(reply.text, None, turn, sim_info=sim_info)
@@ -442,6 +448,30 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             out.terminated = True
             self.record.end = "user_stop"
         return out
+
+    def _gated(self) -> bool:
+        """A user that reveals per label (ODUTQA-style), not DySQL's instruction-following one,
+        whose messages are the protocol itself (nothing to count as asked)."""
+        return getattr(self.simulator, "name", "") != "instruction"
+
+    def _count_asked(
+        self, turn: TurnRecord, act: Action, revealed: list[Any], sim_info: dict[str, Any]
+    ) -> None:
+        """Label precision and recall facts of one clarify turn (see :class:`TurnRecord`):
+        the distinct labels asked (a free-text turn: the aspects the gate mapped it to, or what
+        it revealed if more), at least one thing per turn; those that are gold labels."""
+        assert self.task is not None and self.record is not None
+        gold = {_unit(u.label) for u in self.task.underspecs}
+        asked = {_unit(lb) for lb in act.labels}
+        hit = (asked & gold) | {_unit(u.label) for u in revealed}
+        units = len(asked)
+        if not act.labels:
+            aspects = sim_info.get("aspects") or []
+            units = len(aspects) if isinstance(aspects, (list, tuple, set)) else 0
+        turn.n_asked = max(1, units, len(hit))
+        turn.n_needed = len(hit)
+        self._found |= hit
+        self.record.labels_found = len(self._found)
 
     def _execute(self, act: Action, res: ExecResult | None) -> _Outcome:
         """An ``execute`` action (``res``: its statement already run, by :meth:`step_inline`)."""
@@ -512,6 +542,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
         rec, task = self.record, self.task
         image = self.image_for(task)
         gold_error = None
+        digest_error = None
         final_state = None
         if self._answer is not None:
             rec.answer_rows, rec.answer_truncated = self._answer
@@ -534,8 +565,6 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
                 else f"{type(e).__name__}: {e}"
             )
             digest_error = f"the final database state could not be digested: {why}"
-        else:
-            digest_error = None
         total, totals = score_episode(rec, self.reward_spec)
         out = {
             "record": rec.to_dict(),
@@ -544,6 +573,10 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             "correct": is_correct(rec),
             "revealed": list(self._revealed),
         }
+        if rec.labels_gold is not None:  # ODUTQA's label precision and recall (None: n/a)
+            out["label_precision"] = rec.label_precision
+            out["label_recall"] = rec.label_recall
+            out["unneeded_clarifications"] = rec.unneeded_clarifications
         flags = [t.hallucinated for t in rec.turns if t.kind == "clarify"]
         out["hallucinated_messages"] = sum(flags)
         out["hallucination_rate"] = hallucination_rate(flags)
@@ -608,6 +641,12 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
 #: longest statement echoed into the dialogue (a longer one is refused by the session anyway:
 #: ``SessionLimits.max_sql_chars``), so a refused megabyte does not come back in every reply
 _MAX_ECHO_CHARS = 100_000
+
+
+def _unit(label: Any) -> Any:
+    """One thing a clarification can ask about: ``intent`` (any intent label), else the label's
+    normalised ``(kind, content, slot)`` key, as the label gate matches them."""
+    return "intent" if label.kind == "intent" else label.key()
 
 
 def _describe(act: Action) -> str:

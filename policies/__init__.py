@@ -33,7 +33,12 @@ from clarisql.policies.baselines import (
 )
 from clarisql.policies.probes import (
     ExploreWithoutClarifyingPolicy,
+    FirstMatchPolicy,
+    LabelShotgunPolicy,
+    LabelSweepPolicy,
+    NearestValuePolicy,
     StringLiteralSQLPolicy,
+    TextShotgunPolicy,
     WriteUntilStopPolicy,
 )
 
@@ -48,6 +53,11 @@ _SIMPLE: dict[str, type[Policy]] = {
     "string-literal-sql": StringLiteralSQLPolicy,
     "write-until-stop": WriteUntilStopPolicy,
     "explore-without-clarifying": ExploreWithoutClarifyingPolicy,
+    "label-shotgun": LabelShotgunPolicy,
+    "text-shotgun": TextShotgunPolicy,
+    "label-sweep": LabelSweepPolicy,
+    "nearest-value": NearestValuePolicy,
+    "first-match": FirstMatchPolicy,
     "oracle-text": OracleTextPolicy,
     "ask-everything": AskEverythingPolicy,
 }
@@ -60,6 +70,7 @@ _PREFIXED: dict[str, str] = {
     "openai": "clarisql.policies.openai_compat:OpenAIPolicy",
     "linearize": "clarisql.policies.suql_baselines:LinearizationPolicy",
     "search-oracle": "clarisql.policies.search_agent:SearchOraclePolicy",
+    "oracle-miss": "clarisql.policies.probes:HonestMissPolicy",
 }
 
 

@@ -27,6 +27,24 @@ wins points at a flaw of the environment (a leak, a shortcut), to be fixed there
   gold query selects what the literal reading selects: no query tells which measure the user
   meant. If that still gets the task right, the task does not need its clarification.
 
+Probes that never read the gold to ask or to guess (what they change is how they ask, or that
+they guess instead; the SQL they finally run comes from an ideal writer: the oracle's statements
+when the user's replies told every gold value, or the task needs none, and the oracle's
+abstention on unanswerable tasks, else the literal reading, ``metadata["naive_sql"]``; each is
+an upper bound on an agent that asks or guesses that way):
+
+- ``label-shotgun``: one clarify listing ``intent``, every slot as Missing and every utterance
+  span × slot × {Error, Unmatch, not-exist} (:func:`candidate_labels`; slots: ODUTQA's five
+  plus the column names the schema summary lists).
+- ``text-shotgun``: free-text questions naming every aspect and every entity of the request
+  (:func:`shotgun_questions`).
+- ``label-sweep``: the shotgun's labels a few per turn (3) over many turns (8).
+- ``nearest-value``: no asking; reads each compared column's values through SQL
+  (:func:`values_query`) and replaces every value of the literal reading the column lacks by
+  the nearest one (a value it is a prefix of, else the least edit distance).
+- ``first-match``: likewise, with the first value by rowid that starts with, contains, or
+  holds in order the characters of the look-alike (rows stored gold-first would give it away).
+
 The two gold-reading probes play as the oracle on tasks they have no reason to change (well-
 specified reads, unanswerable requests). On a suite where no task needs the user they tie the
 oracle, and the report flags the tie: rightly, since such a suite cannot show that clarifying is
@@ -39,6 +57,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -56,7 +75,16 @@ INTEGRITY_PROBES = (
     "string-literal-sql",
     "write-until-stop",
     "explore-without-clarifying",
+    "label-shotgun",
+    "text-shotgun",
+    "label-sweep",
+    "nearest-value",
+    "first-match",
 )
+#: Probes that ask in free text: ``ablate`` runs them under a gate that reads the text.
+TEXT_PROBES = ("text-shotgun",)
+#: The honest reference that misses one needed clarification in ten (``ablate`` runs it too).
+HONEST_MISS = "oracle-miss:0.1"
 #: Probes that read the gold task (privileged): upper bounds, never agents.
 GOLD_READING_PROBES = ("write-until-stop", "explore-without-clarifying")
 
@@ -185,16 +213,21 @@ class WriteUntilStopPolicy(ScriptedPolicy):
 
 # --- explore-without-clarifying -----------------------------------------------------------------
 def strip_filter(sql: str) -> str | None:
-    """``sql`` without its top-level ``WHERE`` (else ``HAVING``); unchanged when it has
-    neither; ``None`` when it does not parse."""
+    """``sql`` without the ``WHERE`` (else ``HAVING``) of the statement and of every ``SELECT``
+    in it: each branch of a ``UNION`` and every subquery (a ``FROM`` subquery or a scalar one
+    in the select list); unchanged when none has one; ``None`` when it does not parse."""
     tree = _parse(sql)
     if tree is None:
         return None
-    for key in ("where", "having"):
-        if tree.args.get(key) is not None:
-            tree.set(key, None)
-            return tree.sql(dialect="sqlite")
-    return sql
+    nodes = [tree, *(x for x in tree.find_all(exp.Select) if x is not tree)]
+    changed = False
+    for node in nodes:
+        for key in ("where", "having"):
+            if node.args.get(key) is not None:
+                node.set(key, None)
+                changed = True
+                break
+    return tree.sql(dialect="sqlite") if changed else sql
 
 
 def literal_tables(sql: str, naive_sql: str | None) -> str:
@@ -260,8 +293,579 @@ class ExploreWithoutClarifyingPolicy(ScriptedPolicy):
         return steps
 
 
+# --- probes that never read the gold to ask (shotgun, sweep) or to resolve values ---------------
+# What these probes change is how they ask, or that they guess instead: the SQL they finally run
+# comes from an ideal writer (:class:`_IdealWriter`), the gold statement when the replies told
+# every gold value (or the task needs none), else the literal reading of the request, so a
+# probe's score is an upper bound on an agent with the same asking strategy.
+SLOTS = ("city", "district", "year", "enterprise", "project")
+KINDS = ("Error", "Unmatch", "not-exist")
+MAX_LABELS = 30000
+_WORD = re.compile(r"[\w][\w'&.-]*", re.U)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_SCHEMA_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_COLS = re.compile(r"\(([^()]*)\)")
+
+
+def utterance_spans(text: str, max_words: int = 4, max_chars: int = 10) -> list[str]:
+    """Every span a label's content could be, in order of appearance: word n-grams (up to
+    ``max_words``) and quoted strings; for text without spaces (Chinese), every character run
+    of 2..``max_chars`` characters."""
+    out: dict[str, None] = {}
+    for a, b, c in _QUOTED.findall(text):
+        out[(a or b or c).strip()] = None
+    if _CJK.search(text):
+        runs = re.findall(r"[\u3400-\u9fff\w]+", text)
+        for run in runs:
+            for i in range(len(run)):
+                for j in range(i + 2, min(len(run), i + max_chars) + 1):
+                    out[run[i:j]] = None
+    else:
+        words = [w.strip(".'-") for w in _WORD.findall(text)]
+        words = [w for w in words if w]
+        for i in range(len(words)):
+            for n in range(1, max_words + 1):
+                if i + n <= len(words):
+                    out[" ".join(words[i : i + n])] = None
+    return [s for s in out if s]
+
+
+def schema_slots(schema: str) -> list[str]:
+    """Slot names a label could use: the usual ODUTQA slots plus column names the schema
+    summary lists (as far as it lists them), and ``<column> year`` for date-like columns."""
+    out = dict.fromkeys(SLOTS)
+    for cols in _COLS.findall(schema or ""):
+        for c in cols.split(","):
+            name = c.strip().split(" ")[0].strip('"`[]')
+            if name and len(out) < 80:
+                out[name] = None
+                if re.search(r"date|time|day|week|month|start|end", c, re.I):  # a date: its year
+                    out[f"{name} year"] = None
+    return list(out)
+
+
+def candidate_labels(text: str, schema: str = "", kinds: Sequence[str] = KINDS) -> list[Any]:
+    """Every label a shotgun would send, in a fixed surface order (never the gold): ``intent``,
+    every slot as Missing, then every span × slot × kind (capped at :data:`MAX_LABELS`)."""
+    slots = schema_slots(schema)
+    out: list[Any] = ["intent", *(["", s, "Missing"] for s in slots)]
+    for span in utterance_spans(text):
+        for s in slots:
+            for k in kinds:
+                out.append([span, s, k])
+                if len(out) >= MAX_LABELS:
+                    return out
+    return out
+
+
+def hidden_values(task: Task) -> list[str]:
+    """What a task's gold needs that its opening message does not say: the gold labels' values,
+    and for a write task whose instruction holds more than its opening message (DySQL), the
+    golden statements' string literals (2+ characters) and numbers (2+ digits) the opening lacks."""
+    out = [u.value for u in task.underspecs if u.value]
+    if not task.underspecs and task.answerable and needs_the_user(task):
+        said = task.utterance
+        for sql in task.gold_actions:
+            tree = _parse(sql)
+            for lit in tree.find_all(exp.Literal) if tree is not None else []:
+                v = str(lit.this)
+                if (len(v) >= 2 if lit.is_string else sum(c.isdigit() for c in v) >= 2) and (
+                    v not in said
+                ):
+                    out.append(v)
+    return list(dict.fromkeys(out))
+
+
+class _IdealWriter:
+    """The SQL half of a probe: the oracle's statements when the replies told every value the
+    gold needs beyond the opening message (:func:`hidden_values`; unanswerable tasks are
+    abstained on as the oracle does), else the literal reading (``naive_sql`` /
+    ``naive_actions``; a DySQL task without one: no write at all), optionally rewritten."""
+
+    @staticmethod
+    def finish(task: Task, told: str, rewrite: Any = None) -> list[ActionLike]:
+        from clarisql.policies.baselines import AnswerWithoutClarifyingPolicy, OraclePolicy
+
+        if all(v in told for v in hidden_values(task)):
+            plan = list(OraclePolicy().plan(task))
+        elif task.underspecs or task.metadata.get("naive_actions") is not None:
+            plan = list(AnswerWithoutClarifyingPolicy().plan(task))
+            if rewrite is not None:
+                plan = [rewrite(a) for a in plan]
+        else:  # the instruction's facts were not told and nothing literal to write
+            plan = [STOP]
+        return [a for a in plan if not (isinstance(a, dict) and a["type"] == "clarify")]
+
+
+class _AskThenWrite(Policy):
+    """Plays a list of clarify actions built from what the agent sees, then the ideal writer."""
+
+    privileged = True  # for the writer only: the questions never read the gold
+
+    def __init__(self) -> None:
+        self._task: Task | None = None
+        self._asks: list[ActionLike] = []
+        self._plan: list[ActionLike] | None = None
+        self._told = ""
+        self._asked = False
+
+    def asks(self, request: str, schema: str) -> list[ActionLike]:
+        raise NotImplementedError
+
+    def reset(
+        self, observation: Observation, info: dict[str, Any], task: Task | None = None
+    ) -> None:
+        if task is None:
+            raise ValueError(f"policy {self.name!r} needs the task for its SQL writer")
+        self._task, self._plan, self._told, self._asked = task, None, "", False
+        self._asks = self.asks(str(observation.get("last", "")), str(observation.get("schema", "")))
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        assert self._task is not None
+        if self._plan is None:
+            if self._asked:  # the last observation is the user's reply
+                self._told += "\n" + str(observation.get("last", ""))
+            if self._asks:
+                self._asked = True
+                return self._asks.pop(0)
+            self._plan = _IdealWriter.finish(self._task, self._told)
+        return self._plan.pop(0) if self._plan else STOP
+
+
+class LabelShotgunPolicy(_AskThenWrite):
+    """One clarify listing ``intent``, every slot as Missing and every utterance span × slot ×
+    {Error, Unmatch, not-exist}."""
+
+    name = "label-shotgun"
+
+    def asks(self, request: str, schema: str) -> list[ActionLike]:
+        labels = candidate_labels(request, schema)
+        return [
+            {"type": "clarify", "question": "Could you clarify all of these?", "labels": labels}
+        ]
+
+
+class LabelSweepPolicy(_AskThenWrite):
+    """A few labels per turn (``per_turn``) over many turns (``turns``), in the shotgun's order."""
+
+    name = "label-sweep"
+
+    def __init__(self, per_turn: int = 3, turns: int = 8) -> None:
+        super().__init__()
+        self.per_turn, self.turns = max(1, int(per_turn)), max(1, int(turns))
+
+    def asks(self, request: str, schema: str) -> list[ActionLike]:
+        labels = candidate_labels(request, schema)
+        out: list[ActionLike] = []
+        for i in range(0, min(len(labels), self.per_turn * self.turns), self.per_turn):
+            chunk = labels[i : i + self.per_turn]
+            out.append({"type": "clarify", "question": "Could you clarify these?", "labels": chunk})
+        return out
+
+
+def shotgun_questions(request: str, schema: str = "") -> list[str]:
+    """Free-text questions naming every aspect and entity of the request (no labels)."""
+    chinese = bool(_CJK.search(request))
+    names = [s for s in utterance_spans(request, max_words=3) if s[:1].isupper() or s.isdigit()]
+    names = names[:12]
+    if chinese:
+        runs = re.findall(r"[\u3400-\u9fff]{2,}", request)
+        quoted = "、".join(f"“{r}”" for r in runs[:8])
+        return [
+            "是哪个城市、哪个区、哪一年？企业和项目的全称是什么？",
+            "你具体想了解什么？",
+            f"你说的{quoted}分别是指什么？" if quoted else "你说的名字分别是指什么？",
+        ]
+    quoted = ", ".join(f"'{n}'" for n in names) or "the names"
+    return [
+        "Which city, district and year do you mean, and what are the full names of the "
+        "companies and projects?",
+        "What exactly do you want to know?",
+        f"What do you mean by {quoted}?",
+    ]
+
+
+class TextShotgunPolicy(_AskThenWrite):
+    """Free-text questions naming every aspect and every entity of the request."""
+
+    name = "text-shotgun"
+
+    def asks(self, request: str, schema: str) -> list[ActionLike]:
+        return [
+            {"type": "clarify", "question": q, "labels": []}
+            for q in shotgun_questions(request, schema)
+        ]
+
+
+# --- guessing values instead of asking ----------------------------------------------------------
+def levenshtein(a: str, b: str, cap: int = 10**9) -> int:
+    """Edit distance (insert, delete, substitute), stopping early past ``cap``."""
+    if len(a) < len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) > cap:
+            return cap + 1
+        prev = cur
+    return prev[-1]
+
+
+def _subsequence(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def nearest_value(value: str, candidates: Sequence[str]) -> str:
+    """The database value a look-alike most likely means: itself if present, else the shortest
+    value it is a prefix of, else the nearest by edit distance (first by rowid on ties)."""
+    if not candidates or value in candidates:
+        return value
+    v = value.casefold()
+    pref = [c for c in candidates if c.casefold().startswith(v)]
+    if pref:
+        return min(pref, key=len)
+    best, best_d = value, 10**9
+    for c in candidates:
+        d = levenshtein(v, c.casefold(), best_d)
+        if d < best_d:
+            best, best_d = c, d
+    return best
+
+
+def first_match(value: str, candidates: Sequence[str]) -> str:
+    """The first value by rowid that the look-alike could mean: equal, else it starts with it,
+    else it contains it, else it holds its characters in order, else every word of it."""
+    if not candidates or value in candidates:
+        return value
+    v = value.casefold()
+    low = [c.casefold() for c in candidates]
+    words = v.split()
+    tests = (
+        lambda c: c.startswith(v),
+        lambda c: v in c,
+        lambda c: _subsequence(v, c),
+        lambda c: bool(words) and all(w in c for w in words),
+    )
+    for test in tests:
+        for c, lc in zip(candidates, low):
+            if test(lc):
+                return c
+    return value
+
+
+def string_literals(sql: str) -> list[tuple[str, str, str]]:
+    """``(table, column, value)`` for each string literal compared by ``=`` or ``IN`` with a
+    column of a named table (unqualified columns: the statement's only table)."""
+    tree = _parse(sql)
+    if tree is None:
+        return []
+    tables = {t.alias_or_name: t.name for t in tree.find_all(exp.Table)}
+    only = next(iter(set(tables.values()))) if len(set(tables.values())) == 1 else None
+    out: list[tuple[str, str, str]] = []
+    for node in tree.find_all(exp.EQ, exp.In):
+        col = node.this if isinstance(node.this, exp.Column) else node.expression
+        if not isinstance(col, exp.Column):
+            continue
+        table = tables.get(col.table) if col.table else only
+        if not table:
+            continue
+        lits = [node.expression] if isinstance(node, exp.EQ) else node.expressions
+        for lit in lits:
+            if isinstance(lit, exp.Literal) and lit.is_string:
+                out.append((table, col.name, lit.this))
+    return out
+
+
+def replace_literals(sql: str, picks: dict[tuple[str, str, str], str]) -> str:
+    """``sql`` with the string literals of :func:`string_literals` replaced as ``picks`` says."""
+    tree = _parse(sql)
+    if tree is None or not picks:
+        return sql
+    tables = {t.alias_or_name: t.name for t in tree.find_all(exp.Table)}
+    only = next(iter(set(tables.values()))) if len(set(tables.values())) == 1 else None
+    for node in list(tree.find_all(exp.EQ, exp.In)):
+        col = node.this if isinstance(node.this, exp.Column) else node.expression
+        if not isinstance(col, exp.Column):
+            continue
+        table = tables.get(col.table) if col.table else only
+        lits = [node.expression] if isinstance(node, exp.EQ) else node.expressions
+        for lit in lits:
+            if isinstance(lit, exp.Literal) and lit.is_string:
+                new = picks.get((str(table), col.name, lit.this))
+                if new is not None and new != lit.this:
+                    lit.replace(exp.Literal.string(new))
+    return tree.sql(dialect="sqlite")
+
+
+def values_query(table: str, column: str) -> str:
+    """One-row query listing a column's distinct values in rowid order (ASCII 30 between)."""
+    t, c = (
+        exp.to_identifier(table, quoted=True).sql("sqlite"),
+        exp.to_identifier(column, quoted=True).sql("sqlite"),
+    )
+    return (
+        f"SELECT group_concat(v, char(30)) AS vals FROM (SELECT CAST({c} AS TEXT) AS v "
+        f"FROM {t} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY min(rowid))"
+    )
+
+
+def parse_values(last: str) -> list[str]:
+    """The values a :func:`values_query` observation shows (empty when it failed)."""
+    lines = last.split("\n")
+    if not lines or not lines[0].startswith("OK"):
+        return []
+    cell = "\n".join(lines[2:]).split("\n... ")[0]
+    return [] if cell in ("", "NULL") else cell.split("\x1e")
+
+
+class _GuessValues(Policy):
+    """Reads the literal reading's compared columns through SQL, replaces every value the
+    column lacks by :meth:`pick`'s guess, and answers without asking (abstaining as the oracle
+    does on unanswerable tasks: the probe isolates guessing values)."""
+
+    privileged = True  # the literal reading and the writer; the guesses read only the database
+
+    def pick(self, value: str, candidates: Sequence[str]) -> str:
+        raise NotImplementedError
+
+    def reset(
+        self, observation: Observation, info: dict[str, Any], task: Task | None = None
+    ) -> None:
+        if task is None:
+            raise ValueError(f"policy {self.name!r} needs the task for its SQL writer")
+        self._task = task
+        self._plan: list[ActionLike] | None = None
+        self._values: dict[tuple[str, str], list[str]] = {}
+        self._pending: list[tuple[str, str]] = []
+        self._reading: list[ActionLike] = []
+        hidden = hidden_values(task)
+        md = task.metadata
+        if hidden and (md.get("naive_sql") or md.get("naive_actions")):
+            self._reading = _IdealWriter.finish(task, "")  # the literal reading
+        if not self._reading:  # nothing to guess in: what the writer does untold
+            self._plan = _IdealWriter.finish(task, "")
+            return
+        lits = {(t, c) for a in self._reading for t, c, _ in string_literals(_sql_of(a))}
+        self._pending = sorted(lits)
+        self._asked: tuple[str, str] | None = None
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        if self._plan is None:
+            if self._asked is not None:
+                self._values[self._asked] = parse_values(str(observation.get("last", "")))
+                self._asked = None
+            if self._pending:
+                self._asked = self._pending.pop(0)
+                return {"type": "execute", "sql": values_query(*self._asked)}
+            self._plan = [self._rewrite(a) for a in self._reading]
+        return self._plan.pop(0) if self._plan else STOP
+
+    def _rewrite(self, action: ActionLike) -> ActionLike:
+        sql = _sql_of(action)
+        if not sql or not isinstance(action, dict):
+            return action
+        picks = {
+            (t, c, v): self.pick(v, self._values.get((t, c), []))
+            for t, c, v in string_literals(sql)
+        }
+        return {**action, "sql": replace_literals(sql, picks)}
+
+
+def _sql_of(action: ActionLike) -> str:
+    return str(action.get("sql") or "") if isinstance(action, dict) else ""
+
+
+class NearestValuePolicy(_GuessValues):
+    """Replaces look-alike values by the nearest database value (prefix, then edit distance)."""
+
+    name = "nearest-value"
+
+    def pick(self, value: str, candidates: Sequence[str]) -> str:
+        return nearest_value(value, candidates)
+
+
+class FirstMatchPolicy(_GuessValues):
+    """Replaces look-alike values by the first matching row's value (by rowid)."""
+
+    name = "first-match"
+
+    def pick(self, value: str, candidates: Sequence[str]) -> str:
+        return first_match(value, candidates)
+
+
+# --- the honest reference that misses, and the searched strategy family -----------------------
+def _keep(task: Task, label: Any, rate: float) -> bool:
+    """Seeded per task and label: ``False`` for about ``rate`` of the labels."""
+    h = hashlib.sha256(f"{task.id}|{label}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64 >= rate
+
+
+class HonestMissPolicy(_AskThenWrite):
+    """The honest reference that misses some needed clarifications: asks exactly the gold
+    labels (one turn, as the oracle) but leaves out each with probability ``rate`` (seeded by
+    task and label), then answers as the others do (the gold when told every value, else the
+    literal reading). ``oracle-miss:0.1`` misses one needed label in ten."""
+
+    name = "oracle-miss"
+
+    def __init__(self, rate: float = 0.1) -> None:
+        super().__init__()
+        self.rate = float(rate)
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"oracle-miss: the miss rate must be in [0, 1], got {rate!r}")
+        self.name = f"oracle-miss:{self.rate:g}"
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        task = self._task
+        assert task is not None
+        if not task.underspecs and self._plan is None:  # nothing to miss: the oracle
+            from clarisql.policies.baselines import OraclePolicy
+
+            self._plan = list(OraclePolicy().plan(task))
+        return super().act(observation, info)
+
+    def asks(self, request: str, schema: str) -> list[ActionLike]:
+        task = self._task
+        assert task is not None
+        if not task.answerable:
+            return []
+        labels = [u.label.to_json() for u in task.underspecs]
+        labels = [lb for lb in labels if _keep(task, lb, self.rate)]
+        if not labels:
+            return []
+        return [{"type": "clarify", "question": "Could you clarify this?", "labels": labels}]
+
+
+#: Words that mark a request no SQL over the database answers (the surface cue a cheap
+#: classifier would learn); a strategy of the family may abstain on them.
+CUE_WORDS = re.compile(
+    r"\b(poem|haiku|song|joke|story|essay|translate|email|e-mail|recipe|weather|forecast|"
+    r"predict|will .* next year|tomorrow|opinion|feel|why do|should i|advice|password|"
+    r"phone number|photo|picture|draw|summari[sz]e the news)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One member of the searched family (``clarisql ablate --search``): ``labels`` labels per
+    clarify turn over ``turns`` turns (in :func:`candidate_labels` order; 0 turns: no asking),
+    ``text`` free-text shotgun questions first (0..3), ``guess`` values the replies did not give
+    (``none``, ``nearest`` or ``first``), ``abstain_cues`` abstain when the request holds a
+    surface cue (:data:`CUE_WORDS`)."""
+
+    labels: int = 0
+    turns: int = 0
+    text: int = 0
+    guess: str = "none"
+    abstain_cues: bool = False
+
+    def describe(self) -> str:
+        parts = [
+            f"{self.labels} labels x {self.turns} turns"
+            if self.turns and self.labels
+            else "no labels"
+        ]
+        if self.text:
+            parts.append(f"{self.text} text question(s)")
+        parts.append(f"guess {self.guess}")
+        if self.abstain_cues:
+            parts.append("abstain on cues")
+        return ", ".join(parts)
+
+
+class StrategyPolicy(Policy):
+    """Plays a :class:`Strategy` (the questions and guesses never read the gold; the writer is
+    the probes' ideal writer)."""
+
+    privileged = True
+    name = "strategy"
+
+    def __init__(self, strategy: Strategy) -> None:
+        self.strategy = strategy
+        self._guess: _GuessValues | None = {
+            "nearest": NearestValuePolicy,
+            "first": FirstMatchPolicy,
+        }.get(strategy.guess, lambda: None)()
+        self._phase = "ask"
+
+    def reset(
+        self, observation: Observation, info: dict[str, Any], task: Task | None = None
+    ) -> None:
+        if task is None:
+            raise ValueError("a strategy needs the task for its SQL writer")
+        st, request = self.strategy, str(observation.get("last", ""))
+        schema = str(observation.get("schema", ""))
+        self._task, self._told, self._asked, self._phase = task, "", False, "ask"
+        self._abstain = bool(st.abstain_cues and CUE_WORDS.search(request))
+        asks: list[ActionLike] = [
+            {"type": "clarify", "question": q, "labels": []}
+            for q in shotgun_questions(request, schema)[: st.text]
+        ]
+        if st.labels and st.turns:
+            labels = candidate_labels(request, schema)[: st.labels * st.turns]
+            for i in range(0, len(labels), st.labels):
+                chunk = labels[i : i + st.labels]
+                asks.append(
+                    {"type": "clarify", "question": "Could you clarify these?", "labels": chunk}
+                )
+        self._asks = asks
+        self._plan: list[ActionLike] | None = None
+        self._obs0, self._info0 = observation, info
+
+    def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
+        task = self._task
+        if self._abstain:
+            return {
+                "type": "abstain",
+                "reason": "the request does not look like a database question",
+            }
+        if self._phase == "ask":
+            if self._asked:
+                self._told += "\n" + str(observation.get("last", ""))
+            if self._asks:
+                self._asked = True
+                return self._asks.pop(0)
+            told_all = all(v in self._told for v in hidden_values(task))
+            if told_all or self._guess is None:
+                self._phase = "plan"
+                self._plan = _IdealWriter.finish(task, self._told)
+            else:
+                self._phase = "guess"
+                self._guess.reset(self._obs0, self._info0, task)
+        if self._phase == "guess":
+            assert self._guess is not None
+            return self._guess.act(observation, info)
+        return self._plan.pop(0) if self._plan else STOP
+
+
 __all__ = [
+    "CUE_WORDS",
+    "hidden_values",
+    "HONEST_MISS",
+    "TEXT_PROBES",
+    "FirstMatchPolicy",
+    "HonestMissPolicy",
+    "Strategy",
+    "StrategyPolicy",
     "GOLD_READING_PROBES",
+    "LabelShotgunPolicy",
+    "LabelSweepPolicy",
+    "NearestValuePolicy",
+    "TextShotgunPolicy",
+    "candidate_labels",
+    "first_match",
+    "levenshtein",
+    "nearest_value",
+    "parse_values",
+    "replace_literals",
+    "shotgun_questions",
+    "string_literals",
+    "utterance_spans",
+    "values_query",
     "INTEGRITY_PROBES",
     "NEUTRAL_MESSAGE",
     "ExploreWithoutClarifyingPolicy",

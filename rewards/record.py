@@ -21,6 +21,10 @@ class TurnRecord:
     ``hallucinated`` (clarify only): the agent's message to the user stated query results that
     no statement had returned (DySQL-Bench's fabricated ``<result>`` blocks; see
     :mod:`clarisql.envs.hallucination`).
+    ``n_asked`` / ``n_needed`` (clarify turns of a gated user only, else ``None``): how many
+    things the turn asked about (its distinct labels; for a free-text turn without labels, the
+    aspects the gate mapped it to; at least 1) and how many of those are gold labels of the task
+    (ODUTQA's label precision is ``sum(n_needed) / sum(n_asked)``).
     """
 
     kind: str
@@ -30,6 +34,15 @@ class TurnRecord:
     n_labels: int = 0
     n_revealed: int = 0
     hallucinated: bool = False
+    n_asked: int | None = None
+    n_needed: int | None = None
+
+    @property
+    def n_unneeded(self) -> int:
+        """Things asked that no gold label needed (0 where not counted)."""
+        if self.n_asked is None:
+            return 0
+        return max(0, self.n_asked - (self.n_needed or 0))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,6 +64,9 @@ class EpisodeRecord:
     - ``end``: ``stop``, ``abstain``, ``truncated`` (turn limit) or ``running``.
     - ``gold_alternatives``: the rows of each other acceptable reading (``{"rows", "ordered"}``;
       any-of scoring, :mod:`clarisql.rewards.alternatives`); left out of :meth:`to_dict` when empty.
+    - ``labels_gold`` / ``labels_found`` (tasks with a gated user, else ``None``): the task's
+      gold clarification labels and how many distinct ones the agent's turns asked for
+      (ODUTQA's label recall is ``labels_found / labels_gold``; see :attr:`label_recall`).
     """
 
     task_id: str
@@ -67,10 +83,33 @@ class EpisodeRecord:
     turns: list[TurnRecord] = field(default_factory=list)
     unanswerable_kind: str | None = None
     gold_alternatives: list[dict[str, Any]] = field(default_factory=list)
+    labels_gold: int | None = None
+    labels_found: int | None = None
 
     @property
     def abstained(self) -> bool:
         return self.end == "abstain"
+
+    @property
+    def label_precision(self) -> float | None:
+        """Share of the things asked (labels, or mapped aspects) that the task needed; ``None``
+        when nothing gated was asked."""
+        asked = sum(t.n_asked or 0 for t in self.turns if t.kind == "clarify")
+        if not asked:
+            return None
+        return sum(t.n_needed or 0 for t in self.turns if t.kind == "clarify") / asked
+
+    @property
+    def label_recall(self) -> float | None:
+        """Share of the gold labels the agent asked for; ``None`` for a task without any."""
+        if not self.labels_gold:
+            return None
+        return (self.labels_found or 0) / self.labels_gold
+
+    @property
+    def unneeded_clarifications(self) -> int:
+        """Things asked that no gold label needed, summed over the episode."""
+        return sum(t.n_unneeded for t in self.turns if t.kind == "clarify")
 
     def to_dict(self) -> dict[str, Any]:
         """A plain dict; row lists are shared, not copied (records are not changed once finished:

@@ -12,7 +12,11 @@ Components (the value each contributes before its weight):
   ``execution_match`` (read tasks: rows match), ``state_match`` (write tasks: digest match),
   ``reliability`` (TrustSQL φ_c; option ``c``, default 10; option ``no_answer``: ``abstain``,
   the default and the paper's rule, scores a stop without any SQL as an abstention, ``wrong``
-  scores it −c, see :mod:`clarisql.rewards.reliability`);
+  scores it −c, see :mod:`clarisql.rewards.reliability`), ``unneeded_clarification`` (1 per
+  thing the episode's clarify turns asked that no gold label needed: labels, or the aspects the
+  gate mapped a free-text question to, at least one per turn; counted only for a gated user,
+  see :attr:`TurnRecord.n_asked`; charged at the end, so a step's reward never tells the agent
+  which of its labels were gold);
 - step-level, on the step where it happens: ``clarification`` (1 per clarify action),
   ``unearned_clarification`` (1 per clarify whose labels matched nothing), ``invalid_action``
   (1 per malformed action), ``sql_error`` (1 per failed or refused statement), ``turn`` (1 per
@@ -37,7 +41,13 @@ from clarisql.rewards.match import state_match
 from clarisql.rewards.record import EpisodeRecord, TurnRecord
 from clarisql.rewards.reliability import NO_ANSWER_MODES, is_correct, reliability
 
-EPISODE_COMPONENTS = ("outcome", "execution_match", "state_match", "reliability")
+EPISODE_COMPONENTS = (
+    "outcome",
+    "execution_match",
+    "state_match",
+    "reliability",
+    "unneeded_clarification",
+)
 STEP_COMPONENTS = ("clarification", "unearned_clarification", "invalid_action", "sql_error", "turn")
 COMPONENTS = EPISODE_COMPONENTS + STEP_COMPONENTS
 
@@ -161,6 +171,8 @@ def episode_components(rec: EpisodeRecord, spec: RewardSpec) -> dict[str, float]
         out["state_match"] = w["state_match"] * float(ok)
     if w.get("reliability"):
         out["reliability"] = w["reliability"] * reliability(rec, spec.c, spec.no_answer)
+    if w.get("unneeded_clarification") and rec.unneeded_clarifications:
+        out["unneeded_clarification"] = w["unneeded_clarification"] * rec.unneeded_clarifications
     return out
 
 

@@ -474,7 +474,7 @@ def policy_slug(spec: str) -> str:
 
 
 def _ablate(args: argparse.Namespace) -> int:
-    from clarisql.policies.probes import INTEGRITY_PROBES
+    from clarisql.policies.probes import HONEST_MISS, INTEGRITY_PROBES, TEXT_PROBES
     from clarisql.rewards import load_reward_spec
     from clarisql.rewards.spec import preset_dir
     from clarisql.rollouts.report import write_ablation
@@ -508,10 +508,15 @@ def _ablate(args: argparse.Namespace) -> int:
         policies = list(args.policies)
         if not args.no_probes:  # every report checks every integrity probe
             policies += [p for p in INTEGRITY_PROBES if p not in policies]
+            if HONEST_MISS not in policies:  # the honest agent that misses some clarifications
+                policies.append(HONEST_MISS)
         for pol in policies:
             d = out / "runs" / policy_slug(pol)
             print(f"== {pol} -> {d}")
-            o = _run(_config(args, pol, spec_args[0]), d, args)
+            cfg = _config(args, pol, spec_args[0])
+            if pol in TEXT_PROBES and cfg.gate in (None, "labels") and _gated(cfg):
+                cfg.gate = "both"  # a free-text probe is blind under a labels-only gate
+            o = _run(cfg, d, args)
             print(_outcome_line(o))
             if not o.complete:
                 status = 1
@@ -546,11 +551,92 @@ def _ablate(args: argparse.Namespace) -> int:
             )
     if rep.get("probes_missing"):
         print("integrity probes not checked: " + ", ".join(rep["probes_missing"]))
+    if HONEST_MISS in rep["policies"]:  # every probe must also lose to an imperfect honest agent
+        from clarisql.rollouts.report import integrity_check
+
+        miss = integrity_check(rep["scores"], INTEGRITY_PROBES, honest=HONEST_MISS)
+        (out / "integrity_miss.json").write_text(json.dumps(miss, indent=2), encoding="utf-8")
+        for f in miss:
+            if f["flagged"]:
+                print(
+                    f"INTEGRITY: under {f['spec']!r}, {f['degenerate']} scores {f['score']:.3f} >= "
+                    f"{HONEST_MISS} {f['honest_score']:.3f}"
+                )
+    if args.search:
+        if not args.suite:
+            raise ValueError("ablate --search needs --suite (it plays strategies on the suite)")
+        _search(args, specs, out)
     print(
         f"wrote {out / 'ablation.md'}, {out / 'ablation.json'}"
         + (f", {out / 'ablation.png'}" if rep.get("plot") else "")
     )
     return status
+
+
+def _gated(cfg: Any) -> bool:
+    """The run's user reveals per label (not DySQL's instruction-following user)."""
+    from clarisql.rollouts.plan import load_run_suite
+
+    sim = cfg.simulator or load_run_suite(cfg).metadata.get("simulator") or "fixed"
+    return sim != "instruction"
+
+
+def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
+    """``ablate --search``: CEM over the strategy family against the honest references."""
+    import numpy as np
+
+    from clarisql.envs.suites import load_suite
+    from clarisql.policies import make_policy
+    from clarisql.policies.probes import HONEST_MISS
+    from clarisql.rewards import EpisodeRecord
+    from clarisql.rollouts.engines.worker import build_env
+    from clarisql.rollouts.episode import run_episode
+    from clarisql.rollouts.search import search_markdown, search_strategies
+
+    cfg = _config(args, "oracle", specs[0])
+    if not _gated(cfg):
+        print(
+            "strategy search skipped: this suite's user is not gated (DySQL's instruction "
+            "user), so no strategy of asking per label applies; its write probes cover it"
+        )
+        return
+    suite = load_suite(cfg.suite, **cfg.suite_kwargs)
+    env = build_env(cfg, suite)
+    ids = [t.id for t in suite.tasks]
+    n = min(len(ids), max(1, int(args.search_tasks)))
+    rng = np.random.default_rng(args.seed)
+    sample = [ids[i] for i in sorted(rng.choice(len(ids), size=n, replace=False).tolist())]
+
+    def play(policy: Any) -> list[Any]:
+        return [
+            EpisodeRecord.from_dict(run_episode(env, policy, t, seed=args.seed).summary["record"])
+            for t in sample
+        ]
+
+    refs = {name: play(make_policy(name)) for name in ("oracle", HONEST_MISS)}
+    results = search_strategies(
+        play,
+        specs,
+        refs,
+        seed=args.seed,
+        population=args.search_population,
+        iterations=args.search_iterations,
+        text=cfg.gate in ("text", "both"),
+    )
+    env.close()
+    md = search_markdown(results, n, args.seed)
+    (out / "search.md").write_text(md, encoding="utf-8")
+    (out / "search.json").write_text(
+        json.dumps([r.to_dict() for r in results], indent=2), encoding="utf-8"
+    )
+    print(md)
+    for r in results:
+        if r.best_score >= min(r.honest.values()):
+            print(
+                f"INTEGRITY: under {r.spec!r}, the searched strategy ({r.best.describe()}) scores "
+                f"{r.best_score:.3f} >= an honest reference {min(r.honest.values()):.3f}"
+            )
+    print(f"wrote {out / 'search.md'}, {out / 'search.json'}")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -694,6 +780,21 @@ def add_commands(subparsers: Any) -> None:
         "--no-probes",
         action="store_true",
         help="do not add the integrity probes (the report then says they were not checked)",
+    )
+    p.add_argument(
+        "--search",
+        action="store_true",
+        help="also search a strategy family (cross-entropy method, seeded) for one that beats "
+        "the honest references under each spec (needs --suite)",
+    )
+    p.add_argument(
+        "--search-tasks", type=int, default=60, help="tasks the search plays on (default 60)"
+    )
+    p.add_argument(
+        "--search-population", type=int, default=12, help="strategies per iteration (default 12)"
+    )
+    p.add_argument(
+        "--search-iterations", type=int, default=4, help="CEM iterations per spec (default 4)"
     )
     _add_run_options(p, single_policy=False)
     p.set_defaults(func=_guard("ablate", _ablate))

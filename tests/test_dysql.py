@@ -31,6 +31,7 @@ from clarisql.envs.state_digest import image_state
 from clarisql.envs.suites import load_suite
 from clarisql.envs.suites.dysql import (
     VOLATILE_COLUMNS,
+    BadRecordWarning,
     DySQLDataError,
     MissingDatabaseWarning,
     dysql_bench_hash,
@@ -167,6 +168,14 @@ def test_extra_task_file(tmp_path):
     )
     with pytest.raises(TaskFormatError, match=r"bad.json: task #0: action 0: 'kwargs.sql'"):
         dysql_suite(data=DYSQL, db="music", tasks_file=tmp_path / "bad.json")
+    good = json.loads(extra.read_text(encoding="utf-8"))[0]
+    (tmp_path / "mixed.json").write_text(
+        json.dumps([{"instruction": "x", "actions": [{"name": "sql", "kwargs": {}}]}, good])
+    )
+    with pytest.warns(BadRecordWarning, match="1 malformed"):  # one bad record, not the suite
+        mixed = dysql_suite(data=DYSQL, db="music", tasks_file=tmp_path / "mixed.json")
+    assert [t.id for t in mixed.tasks] == ["music/1"]
+    assert list(mixed.metadata["bad_records"]) == ["music/#0"]
     (tmp_path / "broken.json").write_text("[{")
     with pytest.raises(TaskFormatError, match="not valid JSON"):
         dysql_suite(data=DYSQL, db="music", tasks_file=tmp_path / "broken.json")

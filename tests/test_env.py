@@ -131,6 +131,66 @@ def test_failed_final_query_is_never_correct(suite_file: Path, tmp_path: Path) -
     assert info["episode"]["correct"] is True
 
 
+def test_failing_gold_ends_the_episode_scored(tmp_path: Path) -> None:
+    """A gold query or golden write that fails on its database (GoldError) never raises out of
+    the episode: it ends scored (never correct) with the gold's error recorded."""
+    build_small_db(tmp_path / "g.sqlite")
+    read = Task(id="bad/read", db="g.sqlite", utterance="?", gold_sql="SELECT nosuch FROM sales")
+    write = Task(
+        id="bad/write",
+        db="g.sqlite",
+        utterance="?",
+        writable=True,
+        gold_actions=["UPDATE nosuch SET a = 1"],
+    )
+    p = save_tasks([read, write], tmp_path / "g.jsonl")
+    for reward in ("default", "reliability_phi10"):
+        env = ClarifySQLEnv(str(p), reward=reward)
+        for tid in ("bad/read", "bad/write"):
+            env.reset(options={"task_id": tid})
+            *_, r, term, _, info = env.step({"type": "stop", "sql": "SELECT 1"})
+            assert term and info["episode"]["correct"] is False
+            assert "gold_error" in info["episode"] and "digest_error" not in info["episode"]
+            assert r == pytest.approx(info["episode"]["reward"])
+
+
+def test_unneeded_clarification_is_charged_and_label_precision_recall_recorded(
+    suite_file: Path,
+) -> None:
+    """A shotgun clarify that gets every gold value back still pays for every label the task
+    did not need, so it scores below a precise agent; the record carries ODUTQA's label
+    precision and recall (pure functions of it: a rescore gives the same reward)."""
+    from clarisql.rewards import EpisodeRecord, load_reward_spec, score_episode
+
+    shot = [["", "year", "Missing"], ["", "city", "Missing"], ["", "district", "Missing"]]
+    shot += [["2019", "year", "Error"], "intent"]
+    for reward, precise in (("default", 1.0), ("reliability_phi10", 1.0)):
+        env = make(suite_file, reward=reward)
+        rewards = {}
+        for name, labels in (("precise", [["", "year", "Missing"]]), ("shotgun", shot)):
+            env.reset(options={"task_id": "read/from"})
+            *_, step_info = env.step({"type": "clarify", "question": "?", "labels": labels})
+            # charged at the end: the step's reward does not say which labels were gold
+            assert "unneeded_clarification" not in step_info["reward_components"]
+            env.step({"type": "execute", "sql": GOLD})
+            *_, info = env.step({"type": "stop"})
+            ep = info["episode"]
+            assert ep["correct"] is True and ep["label_recall"] == 1.0
+            rec = EpisodeRecord.from_dict(ep["record"])
+            assert score_episode(rec, load_reward_spec(reward))[0] == pytest.approx(ep["reward"])
+            rewards[name] = ep["reward"]
+            if name == "shotgun":
+                assert ep["label_precision"] == pytest.approx(1 / 5)
+                assert ep["unneeded_clarifications"] == 4
+        assert rewards["precise"] == pytest.approx(precise)
+        assert rewards["shotgun"] <= 0.0 < rewards["precise"]
+    env = make(suite_file)
+    env.reset(options={"task_id": "read/from"})  # a question about nothing it needs
+    env.step({"type": "clarify", "question": "Which city?", "labels": [["", "city", "Missing"]]})
+    *_, info = env.step({"type": "stop", "sql": GOLD})
+    assert info["episode"]["label_recall"] == 0.0 and info["episode"]["label_precision"] == 0.0
+
+
 def test_ordered_gold_requires_order(suite_file: Path) -> None:
     env = make(suite_file)
     env.reset(options={"task_id": "read/ordered"})

@@ -196,3 +196,31 @@ def test_literal_reading_and_exploration_queries(tmp_path) -> None:
     )
     assert "FROM 北京市海定区土地成交信息表 AS" in literal_sql(land, caps)
     assert "FROM 北京市海淀区土地成交信息表 AS" in exploration_sqls(land, caps)["relaxed"]
+
+
+def test_bad_records_are_skipped_and_counted_never_the_suite(tmp_path, records) -> None:
+    """Records with a NULL in the gold answer (or a line that is not JSON) crashed the database
+    build, so no task of any set loaded: now each is left out and counted with its reason."""
+    data = tmp_path / "data"
+    (data / "datasets" / "table_captions").mkdir(parents=True)
+    cap = "datasets/table_captions/all_table_captions.json"
+    (data / cap).write_bytes((ODUTQA / cap).read_bytes())
+    (data / "records_dev.jsonl").write_bytes((ODUTQA / "records_dev.jsonl").read_bytes())
+    bad = []
+    for r in records:  # enterprise finance records: their figures feed the generator's sums
+        ans = r.get("SQL_answer") or []
+        if "财务表" in str(r.get("table_caption")) and ans and isinstance(ans[0][-1], float):
+            rows = [list(x) for x in ans]
+            rows[0][-1] = None
+            bad.append(json.dumps({**r, "uuid": f"null-{r['uuid']}", "SQL_answer": rows}))
+    assert len(bad) >= 3
+    lines = [*bad[:3], "{not json", json.dumps(records[0], ensure_ascii=False)]
+    (data / "records_null.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    dev = odutqa_suite(data, cache_dir=tmp_path / "c")
+    assert len(dev) + len(dev.metadata["skipped"]) == len(records) and len(dev) >= 140
+    nul = odutqa_suite(data, cache_dir=tmp_path / "c", split="null")
+    assert [t.id for t in nul.tasks] == ["odutqa-null/004"]
+    reasons = nul.metadata["bad_records"]
+    assert sorted(reasons) == [f"odutqa-null/{i:03d}" for i in range(4)]
+    assert all("NULL" in reasons[f"odutqa-null/{i:03d}"] for i in range(3))
+    assert "not valid JSON" in reasons["odutqa-null/003"]

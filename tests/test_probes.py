@@ -19,6 +19,7 @@ from clarisql.envs.suites import DatabaseSpec, Suite, load_suite
 from clarisql.envs.tasks import Task
 from clarisql.policies import make_policy
 from clarisql.policies.probes import (
+    HONEST_MISS,
     INTEGRITY_PROBES,
     literal_guesses,
     literal_tables,
@@ -123,11 +124,16 @@ def test_every_ablation_runs_every_probe_and_none_wins(tmp_path: Path) -> None:
     args += ["--no-progress"]  # the whole suite (~8 s): a sample may hold no unclear write
     assert cli_main(args) == 0
     rep = json.loads((out / "ablation.json").read_text())
-    assert rep["policies"] == ["oracle", *INTEGRITY_PROBES] and rep["probes_missing"] == []
+    assert rep["policies"] == ["oracle", *INTEGRITY_PROBES, HONEST_MISS]
+    assert rep["probes_missing"] == []
     checked = {(f["spec"], f["degenerate"]) for f in rep["integrity"]}
     assert checked == {(s, p) for s in rep["specs"] for p in INTEGRITY_PROBES}
     assert not [f for f in rep["integrity"] if f["flagged"]]
     assert "FLAGGED" not in (out / "ablation.md").read_text()
+    # the honest agent that misses one needed label in ten beats every probe under every
+    # preset that charges unneeded clarification (``outcome`` does not: there the gate holds)
+    miss = json.loads((out / "integrity_miss.json").read_text())
+    assert miss and not [f for f in miss if f["flagged"] and f["spec"] != "outcome"]
     # exploring instead of asking solves no underspecified task of the built-in suite
     suite = load_suite("builtin")
     lines = (out / "runs" / "explore-without-clarifying" / "trajectories.jsonl").read_text()

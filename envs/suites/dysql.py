@@ -92,6 +92,10 @@ class DySQLDataError(FileNotFoundError):
 
 
 # --- the digest --------------------------------------------------------------------------------
+class BadRecordWarning(UserWarning):
+    """Some DySQL task records are malformed; they were left out (``metadata["bad_records"]``)."""
+
+
 def dysql_digest_config(hash_table_order: Sequence[str]) -> DigestConfig:
     """The digest setting that takes DySQL-Bench's decisions.
 
@@ -313,11 +317,27 @@ def dysql_task(record: Any, db: str, where: str, position: int) -> Task:
     )
 
 
-def load_dysql_tasks(path: str | Path, db: str) -> list[Task]:
-    """Every task of a DySQL-format task file, for database ``db`` (ids ``<db>/<task_index>``)."""
+def load_dysql_tasks(path: str | Path, db: str, bad: dict[str, str] | None = None) -> list[Task]:
+    """Every task of a DySQL-format task file, for database ``db`` (ids ``<db>/<task_index>``).
+
+    A malformed record raises :class:`~clarisql.envs.tasks.TaskFormatError`, unless ``bad`` is
+    given: then it is left out and its reason kept there (``<db>/#<position>``: message), and
+    only a file without one good record raises (the first record's error).
+    """
     p = Path(path)
     records = _read_records(p)
-    tasks = [dysql_task(r, db, f"{p}: task #{i}", i) for i, r in enumerate(records)]
+    tasks: list[Task] = []
+    first: TaskFormatError | None = None
+    for i, r in enumerate(records):
+        try:
+            tasks.append(dysql_task(r, db, f"{p}: task #{i}", i))
+        except TaskFormatError as e:
+            if bad is None:
+                raise
+            first = first or e
+            bad[f"{db}/#{i}"] = str(e)
+    if first is not None and not tasks:
+        raise first
     seen: set[str] = set()
     for t in tasks:
         if t.id in seen:
@@ -343,8 +363,9 @@ def dysql_suite(
 
     Raises :class:`DySQLDataError` for a missing folder, ``envs.json``, requested database or task
     file, ``ValueError`` for an unknown database name, and
-    :class:`~clarisql.envs.tasks.TaskFormatError` for a malformed task record (naming the file,
-    the record and the field).
+    :class:`~clarisql.envs.tasks.TaskFormatError` for a task file without one well-formed record
+    (naming the file, the record and the field); malformed records beside good ones are left
+    out with a :class:`BadRecordWarning` and counted in ``metadata["bad_records"]``.
     """
     folder = Path(data).expanduser() if data is not None else default_data_dir()
     if not folder.is_dir():
@@ -380,6 +401,7 @@ def dysql_suite(
     tasks: list[Task] = []
     databases: dict[str, DatabaseSpec] = {}
     missing: dict[str, int] = {}
+    bad: dict[str, str] = {}  # malformed records left out (never the whole suite)
     for name in selected:
         e = envs[name]
         db_path = folder / e["db_local_path"]
@@ -394,7 +416,7 @@ def dysql_suite(
         source = extra if extra is not None else folder / e["tasks_file"]
         if not source.is_file():
             raise DySQLDataError(f"DySQL task file {source} for {name!r} does not exist")
-        tasks.extend(load_dysql_tasks(source, name))
+        tasks.extend(load_dysql_tasks(source, name, bad=bad))
         databases[name] = DatabaseSpec(
             name=name,
             path=db_path.resolve(),
@@ -410,6 +432,12 @@ def dysql_suite(
         )
         warnings.warn(msg, MissingDatabaseWarning, stacklevel=2)
         log.info(msg)
+    if bad:
+        msg = f"DySQL: left out {len(bad)} malformed task record(s): " + "; ".join(
+            list(bad.values())[:3]
+        )
+        warnings.warn(msg, BadRecordWarning, stacklevel=2)
+        log.info(msg)
     meta = {
         "simulator": "instruction",
         "max_turns": MAX_TURNS,
@@ -418,6 +446,7 @@ def dysql_suite(
         "data": str(folder),
         "databases": sorted(databases),
         "missing_databases": missing,
+        "bad_records": bad,
     }
     if extra is not None:
         meta["tasks_file"] = str(extra.resolve())
@@ -436,6 +465,7 @@ def _count_tasks(folder: Path, entry: dict[str, Any]) -> int:
 
 __all__ = [
     "DATA_ENV_VAR",
+    "BadRecordWarning",
     "IGNORED_TABLES",
     "MAX_TURNS",
     "VOLATILE_COLUMNS",

@@ -19,8 +19,9 @@ its tables. This module
    gives a wrong or ambiguous result;
 3. keeps a task runnable when its gold SQL, run on that database, execution-matches the record's
    gold answer (multi-table records included; the others are counted in
-   ``suite.metadata["skipped"]``), and stores the literal reading of the request as
-   ``metadata["naive_sql"]`` for the naive baseline
+   ``suite.metadata["skipped"]``; a malformed record, e.g. one with a NULL in its gold answer,
+   is left out of the database too and its reason kept in ``suite.metadata["bad_records"]``),
+   and stores the literal reading of the request as ``metadata["naive_sql"]`` for the naive baseline
    (:func:`clarisql.envs.suites.odutqa_literal.literal_sql`).
 
 The Fixed-mode simulator answers in Chinese templates modelled on the dataset's dialogues.
@@ -34,10 +35,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import sqlglot
 
 from clarisql.envs.suites import DatabaseSpec, Suite
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -88,8 +92,63 @@ def load_records(
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    """Every non-blank line's record; a line that is not a JSON object keeps its place as
+    ``{"_bad": why}`` (see :func:`record_problem`), so one bad line never loses the file."""
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    out: list[dict[str, Any]] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            obj = {"_bad": f"{path.name}:{n}: not valid JSON ({type(e).__name__})"}
+        out.append(obj if isinstance(obj, dict) else {"_bad": f"{path.name}:{n}: not an object"})
+    return out
+
+
+def _cell_ok(v: Any) -> bool:
+    return isinstance(v, str) or (
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    )
+
+
+def record_problem(rec: Any) -> str | None:
+    """Why a record can neither become a task nor feed the database (``None``: it can).
+
+    A record needs a question, a gold SQL that parses, a table caption and a gold answer made
+    of rows of strings and finite numbers: a NULL (or NaN) cell cannot be planted in the
+    generated tables, and its labels must convert. Such records are left out of the database
+    and counted in ``suite.metadata["bad_records"]`` (id: reason), never failing the suite.
+    """
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if rec.get("_bad"):
+        return str(rec["_bad"])
+    if not isinstance(rec.get("query"), str) or not rec["query"].strip():
+        return "no question (query)"
+    if not isinstance(rec.get("SQL"), str) or not rec["SQL"].strip():
+        return "no gold SQL"
+    cap = rec.get("table_caption")
+    if not (
+        isinstance(cap, str) or (isinstance(cap, list) and all(isinstance(c, str) for c in cap))
+    ):
+        return "no table caption"
+    ans = rec.get("SQL_answer")
+    if not isinstance(ans, list) or not all(isinstance(r, (list, tuple)) for r in ans):
+        return "gold answer (SQL_answer) is not a list of rows"
+    for r in ans:
+        bad = [v for v in r if not _cell_ok(v)]
+        if bad:
+            return f"gold answer holds {'NULL' if bad[0] is None else repr(bad[0])[:40]}"
+    try:
+        sqlglot.parse_one(rec["SQL"], read="sqlite")
+        record_labels(rec)
+    except (sqlglot.errors.SqlglotError, RecursionError) as e:
+        return f"gold SQL does not parse ({type(e).__name__})"
+    except (TypeError, ValueError, KeyError, AttributeError) as e:
+        return f"malformed labels ({type(e).__name__}: {str(e)[:80]})"
+    return None
 
 
 def all_records(data: str | Path | None = None) -> list[dict[str, Any]]:
@@ -167,16 +226,20 @@ def build_database(
     records: list[dict[str, Any]], captions: dict[str, list[str]], path: Path
 ) -> list[int]:
     """Write the full database for ``records`` (pass every set's) to ``path``; return the
-    indices of the records whose gold SQL does not reproduce their answer on it."""
+    indices of the records whose gold SQL does not reproduce their answer on it (a record with a
+    :func:`record_problem` is left out of the database and counted among them)."""
     from clarisql.envs.suites.odutqa_fit import build_full_database
 
+    good = [i for i, rec in enumerate(records) if record_problem(rec) is None]
+    kept = [records[i] for i in good]
     pairs = [
         (u.label.content, u.value)
-        for rec in records
+        for rec in kept
         for u in record_labels(rec)
         if u.label.kind == "not-exist" and u.value
     ]
-    return build_full_database(records, captions, pairs, path)
+    failing = {good[j] for j in build_full_database(kept, captions, pairs, path)}
+    return sorted(failing | (set(range(len(records))) - set(good)))
 
 
 def _generator_digest(records: list[dict[str, Any]], captions: dict[str, list[str]]) -> str:
@@ -210,10 +273,13 @@ def odutqa_suite(
     image = DatabaseImage(db_path)
     tasks: list[Task] = []
     skipped: list[str] = []
+    bad: dict[str, str] = {}
     with image.session(writable=False) as s:
         for i, rec in enumerate(records):
-            if not rec.get("SQL") or rec.get("SQL_answer") is None:
+            why = record_problem(rec)
+            if why is not None:
                 skipped.append(f"{prefix}/{i:03d}")
+                bad[f"{prefix}/{i:03d}"] = why
                 continue
             task = record_to_task(rec, i, prefix=prefix)
             res = s.execute(task.gold_sql)
@@ -239,6 +305,7 @@ def odutqa_suite(
         "records": len(records),
         "split": split,
         "skipped": skipped,
+        "bad_records": bad,
         "tables": len(table_names),
         "table_names": table_names,
     }

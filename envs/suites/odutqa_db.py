@@ -301,7 +301,7 @@ def _fill(
     """``row`` completed with plausible values for the domain's other columns (numbers other
     than ``avoid``'s: a same-named project elsewhere has other figures)."""
     domain, city, district, year = caption_scope(table)
-    out = dict(row)
+    out = {c: v for c, v in row.items() if v is not None}  # a NULL is a value still to draw
     if domain == "enterprise":
         out.setdefault("年份", year)
         # revenue, cost and profit that add up (when the gold row does not fix them)
@@ -390,7 +390,12 @@ def plan_rows(
     tables = sorted({c for group in captions.values() for c in group})
     gold: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = defaultdict(dict)
     losers: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = defaultdict(dict)
-    found = [r for rec in records for r in record_rows(rec) if r[0] in tables]
+    found: list[tuple[str, dict[str, Any], bool]] = []
+    for rec in records:  # a record whose answer cannot be read adds no rows (never the suite)
+        try:
+            found += [r for r in record_rows(rec) if r[0] in tables]
+        except (TypeError, ValueError, KeyError, AttributeError):
+            continue
     for table, row, is_gold in found:
         if is_gold:
             _merge(gold, table, row)

@@ -1,0 +1,148 @@
+"""A cheap black-box search for a strategy that beats the honest reference (``ablate --search``).
+
+The probes of :mod:`clarisql.policies.probes` are fixed points; a reward hacker would tune them.
+:func:`search_strategies` runs the cross-entropy method (CEM), seeded and on a bounded budget,
+over the parametric family :class:`~clarisql.policies.probes.Strategy`: labels per clarify turn,
+number of clarify turns, free-text shotgun questions, guessing values the replies did not give
+(nearest by edit distance / prefix, or first by rowid: the exploration depth) and abstaining on
+surface cues. One CEM per reward spec (the fitness is the mean reward under that spec on a fixed
+sample of tasks), sharing the episodes: a strategy is played once and its records re-scored under
+every spec (rewards are pure functions of the record). It reports, per spec, the best strategy
+found and the honest reference on the same tasks (the oracle, and the honest agent that misses
+one needed clarification in ten, ``oracle-miss:0.1``).
+
+The parameters live in a box ``[0, 1]^5`` (a Gaussian per coordinate, clipped), mapped to the
+discrete family by :func:`decode`; a distribution's mean and spread are refit on the elite
+fraction each iteration. Budget: ``population × iterations`` strategies per spec at most
+(decoded duplicates are played once), each on ``tasks`` tasks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from clarisql.policies.probes import Strategy, StrategyPolicy
+from clarisql.rewards import EpisodeRecord, RewardSpec, score_episode
+
+MAX_LABELS_PER_TURN = 24
+MAX_TURNS = 8
+GUESSES = ("none", "nearest", "first")
+
+
+def decode(x: Sequence[float], text: bool = True) -> Strategy:
+    """The strategy at point ``x`` of ``[0, 1]^5`` (``text=False``: no free-text questions,
+    for a labels-only gate where they reveal nothing and cost model time)."""
+    c = [min(1.0, max(0.0, float(v))) for v in x]
+    labels = int(round(c[0] ** 2 * MAX_LABELS_PER_TURN))  # denser near few labels
+    turns = int(round(c[1] * MAX_TURNS))
+    return Strategy(
+        labels=labels,
+        turns=turns if labels else 0,
+        text=int(round(c[2] * 3)) if text else 0,
+        guess=GUESSES[min(2, int(c[3] * 3))],
+        abstain_cues=c[4] >= 0.5,
+    )
+
+
+@dataclass
+class SearchResult:
+    """Per spec: the best strategy found, its mean reward, the references' and the history."""
+
+    spec: str
+    best: Strategy
+    best_score: float
+    honest: dict[str, float]
+    evaluated: int
+    history: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["best"] = {**asdict(self.best), "describe": self.best.describe()}
+        d["below_honest"] = all(self.best_score < v for v in self.honest.values())
+        return d
+
+
+Player = Callable[[Any], list[EpisodeRecord]]
+
+
+def search_strategies(
+    play: Player,
+    specs: Sequence[RewardSpec],
+    references: dict[str, list[EpisodeRecord]],
+    *,
+    seed: int = 0,
+    population: int = 12,
+    iterations: int = 4,
+    elite: float = 0.25,
+    text: bool = True,
+) -> list[SearchResult]:
+    """CEM per spec over :class:`Strategy` (see the module docstring). ``play(policy)`` runs a
+    policy on the sample of tasks and returns its episode records; ``references`` maps honest
+    policy names to their records on the same tasks."""
+    rng = np.random.default_rng(seed)
+    cache: dict[Strategy, list[EpisodeRecord]] = {}
+
+    def records(st: Strategy) -> list[EpisodeRecord]:
+        if st not in cache:
+            cache[st] = play(StrategyPolicy(st))
+        return cache[st]
+
+    def mean(recs: list[EpisodeRecord], spec: RewardSpec) -> float:
+        return float(np.mean([score_episode(r, spec)[0] for r in recs])) if recs else math.nan
+
+    out = []
+    n_elite = max(2, int(round(population * elite)))
+    for spec in specs:
+        mu, sigma = np.full(5, 0.5), np.full(5, 0.35)
+        best: tuple[float, Strategy] | None = None
+        history: list[float] = []
+        seen: set[Strategy] = set()
+        for _ in range(iterations):
+            pts = np.clip(rng.normal(mu, sigma, size=(population, 5)), 0.0, 1.0)
+            scored = []
+            for p in pts:
+                st = decode(p, text)
+                seen.add(st)
+                scored.append((mean(records(st), spec), p, st))
+            scored.sort(key=lambda t: -t[0])
+            top = scored[:n_elite]
+            mu = np.mean([p for _, p, _ in top], axis=0)
+            sigma = np.maximum(np.std([p for _, p, _ in top], axis=0), 0.05)
+            if best is None or top[0][0] > best[0]:
+                best = (top[0][0], top[0][2])
+            history.append(best[0])
+        assert best is not None
+        honest = {name: mean(recs, spec) for name, recs in references.items()}
+        out.append(SearchResult(spec.name, best[1], best[0], honest, len(seen), history))
+    return out
+
+
+def search_markdown(results: Sequence[SearchResult], n_tasks: int, seed: int) -> str:
+    """The search's report section (one row per reward spec)."""
+    refs = list(results[0].honest) if results else []
+    lines = [
+        "## Strategy search (cross-entropy method)",
+        "",
+        f"Best strategy found per reward spec on {n_tasks} sampled tasks (seed {seed}), against "
+        "the honest references on the same tasks. A best strategy at or above a reference is "
+        "a reward that pays for something other than the skill.",
+        "",
+        "| spec | best strategy | score | " + " | ".join(refs) + " | below every reference |",
+        "|---|---|---:|" + "---:|" * len(refs) + "---|",
+    ]
+    for r in results:
+        below = all(r.best_score < v for v in r.honest.values())
+        lines.append(
+            f"| {r.spec} | {r.best.describe()} | {r.best_score:.3f} | "
+            + " | ".join(f"{r.honest[k]:.3f}" for k in refs)
+            + f" | {'yes' if below else '**NO**'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["SearchResult", "decode", "search_markdown", "search_strategies"]
