@@ -43,8 +43,8 @@ _TERMINAL = ("abstain", "stop")
 def system_prompts(suite: Suite) -> Callable[[Task], str]:
     """A function giving each task's system prompt as the environment writes it (cached per
     database; no episode is started)."""
-    from clarisql.envs.database import get_image
     from clarisql.envs.env import SYSTEM_PROMPT
+    from clarisql.envs.sandbox.database import get_image
     from clarisql.envs.schema import schema_summary
 
     cache: dict[str, str] = {}

@@ -8,8 +8,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.limits import Watchdog
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
+from clarisql.envs.sandbox.limits import Watchdog
 
 from .conftest import sha256
 
@@ -87,7 +87,7 @@ def test_grown_session_is_not_pooled_and_memory_returns(small_db: Path) -> None:
     img = DatabaseImage(small_db)
     with img.session(True, SessionLimits(timeout_s=5)):
         pass  # warm the pool
-    from clarisql.envs.cow import overlay_bytes
+    from clarisql.envs.sandbox.cow import overlay_bytes
 
     base = apsw.memory_used()
     with img.session(True, SessionLimits(timeout_s=5)) as s:
@@ -342,7 +342,7 @@ def _corrupt(kind: str, db: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["truncated", "random", "header-only", "empty-ish"])
 def test_corrupt_database_is_a_clear_error(tmp_path: Path, kind: str) -> None:
-    from clarisql.envs.database import DatabaseFileError
+    from clarisql.envs.sandbox.database import DatabaseFileError
 
     from .conftest import build_small_db
 

@@ -160,13 +160,13 @@ def test_openai_backend_expands_once_and_shares_the_circuit_breaker(tmp_path: Pa
 def test_loading_the_embedder_is_not_the_statements_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clarisql.envs import suql
+    from clarisql.envs.suql import config as suql_config
 
     def slow_load(name: str) -> HashingEmbedder:
         time.sleep(0.8)  # a model loading, once per process
         return HashingEmbedder()
 
-    monkeypatch.setattr(suql, "make_embedder", slow_load)
+    monkeypatch.setattr(suql_config, "make_embedder", slow_load)
     img = get_image(_db(tmp_path / "r.sqlite", rows=200))
     with using(backend="offline", embedder="minilm") as cfg:
         cfg.cached.clear()

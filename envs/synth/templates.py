@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from clarisql.envs.digest import DEFAULT_VOLATILE_COLUMNS
+from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 

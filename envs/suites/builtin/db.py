@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from clarisql.envs.suites import builtin_names as N
+from clarisql.envs.suites.builtin import names as N
 
 FIN_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022)
 SALE_YEARS: tuple[int, ...] = (2019, 2020, 2021, 2022, 2023)

@@ -13,7 +13,7 @@ its tables. This module
 2. builds one SQLite database with a populated table per caption (209: choosing the table is part
    of the task, as in the paper) from the captions, a fixed seed and the union of EVERY record
    file of the data folder (``records_*.jsonl``), so it is the same whichever set is loaded
-   (:mod:`clarisql.envs.suites.odutqa_db`, :mod:`clarisql.envs.suites.odutqa_fit`): the gold
+   (:mod:`clarisql.envs.suites.odutqa.db`, :mod:`clarisql.envs.suites.odutqa.fit`): the gold
    rows, other enterprises, years, districts and projects, same-named projects elsewhere and
    look-alike names, so that reading a vague request literally or exploring instead of asking
    gives a wrong or ambiguous result;
@@ -21,7 +21,7 @@ its tables. This module
    gold answer (multi-table records included; the others are counted in
    ``suite.metadata["skipped"]``), and stores the literal reading of the request as
    ``metadata["naive_sql"]`` for the naive baseline
-   (:func:`clarisql.envs.suites.odutqa_literal.literal_sql`).
+   (:func:`clarisql.envs.suites.odutqa.literal.literal_sql`).
 
 The Fixed-mode simulator answers in Chinese templates modelled on the dataset's dialogues.
 The records' licence is unstated upstream: they are read from ``../shared/data/odutqa`` (or
@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.suites import DatabaseSpec, Suite
+from clarisql.envs.suites.base import DatabaseSpec, Suite
 from clarisql.envs.tasks import Label, Task, Underspec
 
 GENERATOR_VERSION = 2
@@ -64,7 +64,7 @@ def default_data_dir() -> Path:
     env = os.environ.get("CLARISQL_ODUTQA_DATA")
     if env:
         return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+    for base in (Path.cwd(), Path(__file__).resolve().parents[3]):
         cand = base.parent / "shared" / "data" / "odutqa" if base.name else base
         if cand.is_dir():
             return cand
@@ -168,7 +168,7 @@ def build_database(
 ) -> list[int]:
     """Write the full database for ``records`` (pass every set's) to ``path``; return the
     indices of the records whose gold SQL does not reproduce their answer on it."""
-    from clarisql.envs.suites.odutqa_fit import build_full_database
+    from clarisql.envs.suites.odutqa.fit import build_full_database
 
     pairs = [
         (u.label.content, u.value)
@@ -183,7 +183,7 @@ def _generator_digest(records: list[dict[str, Any]], captions: dict[str, list[st
     """A hash of the records, the captions and the generator's source (the cache key)."""
     here = Path(__file__).parent
     h = hashlib.sha256(json.dumps([records, captions], ensure_ascii=False, sort_keys=True).encode())
-    for name in ("odutqa.py", "odutqa_db.py", "odutqa_fit.py"):
+    for name in ("__init__.py", "db.py", "fit.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:12]
 
@@ -192,9 +192,9 @@ def odutqa_suite(
     data: str | Path | None = None, cache_dir: str | Path | None = None, split: str = "dev"
 ) -> Suite:
     """The runnable ODUTQA-MDC tasks of one set over the full database (cached)."""
-    from clarisql.envs.database import DatabaseImage
+    from clarisql.envs.sandbox.database import DatabaseImage
     from clarisql.envs.suites.builtin import default_cache_dir
-    from clarisql.envs.suites.odutqa_literal import literal_sql
+    from clarisql.envs.suites.odutqa.literal import literal_sql
     from clarisql.rewards.match import execution_match
 
     records, captions = load_records(data, split)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import FIN_YEARS, District, possessive
-from clarisql.envs.suites.builtin_intents import Intents
-from clarisql.envs.suites.builtin_phrasing import (
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import FIN_YEARS, District, possessive
+from clarisql.envs.suites.builtin.intents import Intents
+from clarisql.envs.suites.builtin.phrasing import (
     YEAR_TYPOS,
     nearest_year,
 )
