@@ -202,11 +202,10 @@ def legacy_full_pass(conn: apsw.Connection, cfg) -> str:
 
 def ratios(db: Path, tasks: Path) -> dict:
     from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
-    from clarisql.envs.state.deferred import session_state
+    from clarisql.envs.state.deferred import session_digest, session_state
     from clarisql.envs.state.digest import (
         DigestConfig,
         connection_digest,
-        session_digest,
         sorted_state_hash,
     )
 

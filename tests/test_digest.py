@@ -9,10 +9,10 @@ import pytest
 
 from clarisql.envs.sandbox.database import DatabaseImage
 from clarisql.envs.state import digest as dg
+from clarisql.envs.state.deferred import session_digest
 from clarisql.envs.state.digest import (
     DigestConfig,
     connection_digest,
-    session_digest,
     sorted_state_hash,
 )
 

@@ -15,11 +15,10 @@ from hypothesis import strategies as st
 
 from clarisql.envs.sandbox.database import DatabaseImage
 from clarisql.envs.state import digest as dg
-from clarisql.envs.state.deferred import TableDelta, image_state, session_state
+from clarisql.envs.state.deferred import TableDelta, image_state, session_digest, session_state
 from clarisql.envs.state.digest import (
     DigestConfig,
     connection_digest,
-    session_digest,
     sorted_state_hash,
 )
 

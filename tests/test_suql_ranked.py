@@ -118,11 +118,11 @@ def test_slow_embedder_costs_calls_not_the_result(tmp_path: Path) -> None:
 
 
 def test_defaults_are_exact_with_the_packaged_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clarisql.envs import suql
+    from clarisql.envs.suql import config as suql_config
 
     monkeypatch.delenv("CLARISQL_SUQL_EMBEDDER", raising=False)
     monkeypatch.delenv("CLARISQL_SUQL_K", raising=False)
-    cfg = suql._from_env()
+    cfg = suql_config._from_env()
     assert cfg.embedder_name == "auto" and cfg.k == 0 and cfg.expand
 
 
