@@ -1,7 +1,7 @@
 """Built-in suite generation through the synthesis engine: the "~1 s, cached" contract.
 
 Run: ``python benchmarks/bench_builtin.py [--seeds N] [--json OUT]``. For seeds 0..N-1, in one
-process: the time to write the database alone (:func:`~clarisql.envs.suites.builtin_db.build_database`)
+process: the time to write the database alone (:func:`~clarisql.envs.suites.builtin.db.build_database`)
 and the whole :func:`~clarisql.envs.suites.builtin.build_builtin` (database, drafting with the
 domain's quotas, every draft checked in the sandbox, publishing ``tasks.jsonl`` and ``SUITE.md``),
 wall-clock and process CPU time (the machine is shared; CPU time suffers less from contention),
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from clarisql.envs.suites.builtin import TASKS_FILE, build_builtin, builtin_suite
-from clarisql.envs.suites.builtin_db import build_database
+from clarisql.envs.suites.builtin.db import build_database
 
 
 def _timed(fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import apsw
 
-from clarisql.envs.database import DatabaseImage, SessionLimits, _configure
-from clarisql.envs.digest import DigestConfig, image_digest, session_digest, sorted_state_hash
 from clarisql.envs.env import ClarifySQLEnv
-from clarisql.envs.state_digest import session_state
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits, _configure
+from clarisql.envs.state.deferred import session_digest, session_state
+from clarisql.envs.state.digest import DigestConfig, image_digest, sorted_state_hash
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.tasks import Task
 

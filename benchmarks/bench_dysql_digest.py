@@ -26,10 +26,10 @@ import time
 import warnings
 from pathlib import Path
 
-from clarisql.envs import gold
-from clarisql.envs.database import DatabaseImage, Session, get_image
-from clarisql.envs.digest import image_digest
-from clarisql.envs.state_digest import session_state
+from clarisql.envs.sandbox.database import DatabaseImage, Session, get_image
+from clarisql.envs.state import gold
+from clarisql.envs.state.deferred import session_state
+from clarisql.envs.state.digest import image_digest
 from clarisql.envs.suites.dysql import MissingDatabaseWarning, dysql_bench_hash, dysql_suite
 from clarisql.envs.tasks import Task
 

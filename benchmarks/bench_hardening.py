@@ -39,8 +39,8 @@ from typing import Any
 
 import apsw
 
-from clarisql.envs.database import SessionLimits
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.sandbox.database import SessionLimits
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dysql"
 

@@ -186,7 +186,7 @@ def legacy_full_pass(conn: apsw.Connection, cfg) -> str:
     """The full pass before vectorisation (f551ad0): one Python integer sum step per row."""
     import hashlib
 
-    from clarisql.envs import digest as dg
+    from clarisql.envs.state import digest as dg
 
     out = {}
     for t in dg._ordered(dg.list_tables(conn), cfg):
@@ -201,14 +201,13 @@ def legacy_full_pass(conn: apsw.Connection, cfg) -> str:
 
 
 def ratios(db: Path, tasks: Path) -> dict:
-    from clarisql.envs.database import DatabaseImage, SessionLimits
-    from clarisql.envs.digest import (
+    from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
+    from clarisql.envs.state.deferred import session_digest, session_state
+    from clarisql.envs.state.digest import (
         DigestConfig,
         connection_digest,
-        session_digest,
         sorted_state_hash,
     )
-    from clarisql.envs.state_digest import session_state
 
     img = DatabaseImage(db)
     cfg = DigestConfig()

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from clarisql.envs.database import DatabaseImage, SessionLimits
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
 from clarisql.envs.suql import OfflineBackend, get_config, make_embedder, using
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.runtime import chunk_similarity, chunks

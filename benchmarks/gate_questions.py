@@ -470,7 +470,7 @@ def synth_items() -> list[dict]:
 def extract(dirs: list[str]) -> int:
     """Write :data:`SYNTH` from synthesized suite folders (``clarisql synth SRC --out DIR``):
     the first ``N_SYNTH`` tasks with a label of each kind, per suite."""
-    from clarisql.envs.database import get_image
+    from clarisql.envs.sandbox.database import get_image
     from clarisql.envs.schema import schema_summary
     from clarisql.envs.suites import load_suite
 

@@ -29,7 +29,7 @@ import json
 import re
 import sys
 
-from clarisql.envs.database import get_image
+from clarisql.envs.sandbox.database import get_image
 from clarisql.envs.schema import schema_summary
 from clarisql.envs.simulators import DialogueContext, make_simulator, resolve_simulator
 from clarisql.envs.simulators.gate.text import schema_identifiers

@@ -4,7 +4,7 @@ On the records in ``--data`` (default ``../shared/data/odutqa``, the 151 dev rec
 
 - runnable records (gold SQL reproduces the record's answer on the full database) and the
   multi-table ones among them;
-- the exploration probe (:func:`clarisql.envs.suites.odutqa_literal.exploration_probe`): on how
+- the exploration probe (:func:`clarisql.envs.suites.odutqa.literal.exploration_probe`): on how
   many underspecified tasks the gold SQL without its WHERE, or with every vague part relaxed,
   or the literal reading, returns the gold answer (target 0);
 - Pass@1 and ODUTQA-MDC's metrics (:mod:`clarisql.rollouts.odutqa_metrics`) of the oracle, the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.suites.odutqa import odutqa_suite
-from clarisql.envs.suites.odutqa_literal import exploration_probe
+from clarisql.envs.suites.odutqa.literal import exploration_probe
 from clarisql.policies import make_policy
 from clarisql.rollouts.episode import run_episode
 from clarisql.rollouts.metrics import compute_metrics

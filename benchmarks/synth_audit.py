@@ -36,9 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sheet", type=int, default=0, help="review sheet of N tasks per suite")
     args = ap.parse_args(argv)
 
-    from clarisql.envs.synth import SynthError
     from clarisql.envs.synth.audit import FLAWS, AuditReport, audit_folder, review_sheet
     from clarisql.envs.synth.pipeline import SynthConfig, synthesize
+    from clarisql.envs.synth.types import SynthError
     from clarisql.envs.synth.verify import Verifier
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="synth-audit-"))

@@ -228,14 +228,12 @@ def _from_mapping(d: dict[str, Any]) -> Action:
             raise ActionError("execute: 'sql' must be a string")
         return Action("execute", sql=sql)
     if t == "search_tables":
-        from clarisql.envs.retrieval.action import search_action
-
         q = d.get("query", d.get("q", ""))
         if isinstance(q, str) and len(q) > MAX_QUERY_CHARS:
             raise ActionError(
                 f"search_tables: the query is longer than {MAX_QUERY_CHARS} characters"
             )
-        return search_action(d)
+        return _search_action(d)
     if t == "abstain":
         r = d.get("reason", "")
         if isinstance(r, str) and len(r) > MAX_REASON_CHARS:
@@ -247,6 +245,23 @@ def _from_mapping(d: dict[str, Any]) -> Action:
     if isinstance(sql, str) and not sql.strip():
         sql = None
     return Action("stop", sql=sql)
+
+
+#: The most tables one ``search_tables`` action may ask for.
+SEARCH_MAX_K = 20
+
+
+def _search_action(d: dict[str, Any]) -> Action:
+    """An ``Action("search_tables", query=..., k=...)`` from a parsed mapping, or ActionError."""
+    q = d.get("query", d.get("q", ""))
+    if not isinstance(q, str) or not q.strip():
+        raise ActionError("search_tables: 'query' must be a non-empty string")
+    k = d.get("k", 5)
+    if isinstance(k, str) and k.strip().isdigit():
+        k = int(k)
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= SEARCH_MAX_K:
+        raise ActionError(f"search_tables: 'k' must be an integer from 1 to {SEARCH_MAX_K}")
+    return Action("search_tables", query=q.strip(), k=k)
 
 
 _OPEN_TAG, _CLOSE_TAG = "<tool_call>", "</tool_call>"

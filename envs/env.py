@@ -50,7 +50,6 @@ from typing import Any
 import apsw
 import gymnasium as gym
 
-from clarisql.envs import gold
 from clarisql.envs.actions import (
     ACTION_FORMAT_HELP,
     MAX_QUESTION_CHARS,
@@ -60,10 +59,16 @@ from clarisql.envs.actions import (
     parse_action,
     safe_repr,
 )
-from clarisql.envs.database import DatabaseImage, ExecResult, Session, SessionLimits, get_image
 from clarisql.envs.env_tools import extra_help, resolve_table_search, search_tables
 from clarisql.envs.hallucination import hallucinated_results, hallucination_rate
 from clarisql.envs.retrieval import compact_schema
+from clarisql.envs.sandbox.database import (
+    DatabaseImage,
+    ExecResult,
+    Session,
+    SessionLimits,
+    get_image,
+)
 from clarisql.envs.schema import schema_summary
 from clarisql.envs.simulators import (
     DialogueContext,
@@ -72,8 +77,9 @@ from clarisql.envs.simulators import (
     resolve_simulator,
 )
 from clarisql.envs.spaces import ActionSpace, TextSpace
-from clarisql.envs.state_diff import state_diff
-from clarisql.envs.state_digest import StateDigest, session_state
+from clarisql.envs.state import gold
+from clarisql.envs.state.deferred import StateDigest, session_state
+from clarisql.envs.state.diff import state_diff
 from clarisql.envs.suites import Suite, load_suite
 from clarisql.envs.tasks import Task
 from clarisql.rewards import EpisodeRecord, RewardSpec, TurnRecord, is_correct, load_reward_spec
@@ -596,7 +602,7 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
     def _bounded_final_digest(self, task_gold: str | None) -> tuple[StateDigest, str]:
         """The session's final state and digest, within one step budget (else
         ``apsw.InterruptError``). The digest is the state key (changes against the image, no
-        image table hashed: :mod:`clarisql.envs.state_digest`), or the absolute digest when the
+        image table hashed: :mod:`clarisql.envs.state.deferred`), or the absolute digest when the
         task carries an absolute ``gold_digest`` to compare with."""
         assert self._session is not None
         self._session.trusted_deadline = time.monotonic() + self.limits.timeout_s

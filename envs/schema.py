@@ -6,7 +6,7 @@ import threading
 
 import apsw
 
-from clarisql.envs.database import DatabaseImage
+from clarisql.envs.sandbox.database import DatabaseImage
 
 _CACHE: dict[tuple[str, str | None], str] = {}
 _LOCK = threading.Lock()

@@ -215,7 +215,7 @@ class Task:
     - ``gold_answer``: expected answer rows (lists); ``None`` means "compute from gold_sql".
     - ``gold_ordered``: whether row order matters; ``None`` means "derive from gold_sql".
     - ``gold_digest``: expected final-state digest (an absolute digest,
-      :func:`clarisql.envs.digest.connection_digest` of the target state, or a ``delta:`` state
+      :func:`clarisql.envs.state.digest.connection_digest` of the target state, or a ``delta:`` state
       key); ``None`` means "replay gold_actions" (cached).
     - ``answerable`` / ``unanswerable_kind``: TrustSQL answerability (one of
       :data:`UNANSWERABLE_KINDS`, or ``unknown`` for imported data that does not say; the old name ``external-knowledge`` is read as ``out-of-domain``).

@@ -18,7 +18,7 @@ Conversation
 Errors (contract)
 - A reply that is not usable (not JSON, no choices, empty) becomes an action text the env
   rejects as an invalid action: the episode goes on, the agent sees the error.
-- Requests go through :class:`clarisql.envs.chat_http.ChatClient` (the ``openai`` package):
+- Requests go through :class:`clarisql.envs.endpoints.chat_http.ChatClient` (the ``openai`` package):
   connection failures, timeouts, HTTP 408/409/429 and 5xx are retried up to ``max_retries``
   times with exponential back-off (``Retry-After`` honoured, capped); ``timeout_s`` is the
   deadline of one attempt over the whole exchange (a server dripping bytes is cut), and one
@@ -153,7 +153,7 @@ class OpenAIPolicy(Policy):
         self.tools = bool(tools)
         self.send_seed = bool(send_seed)
         self.extra_body = dict(extra_body or {})
-        from clarisql.envs.chat_http import ChatClient
+        from clarisql.envs.endpoints.chat_http import ChatClient
 
         self.client = ChatClient(
             self.url,
@@ -319,7 +319,11 @@ class OpenAIPolicy(Policy):
 
     def _complete(self, messages: list[dict[str, Any]]) -> dict[str, Any] | str:
         """The reply's ``message`` dict, or a string describing an unusable reply."""
-        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError, CircuitOpenError
+        from clarisql.envs.endpoints.chat_http import (
+            ChatHTTPError,
+            ChatReplyError,
+            CircuitOpenError,
+        )
 
         body = self._body(messages)
         try:

@@ -70,10 +70,10 @@ def system_prompts(
     them (``None``: the env's default, table search on for a suite with a large database when
     bm25s is installed), so the prompt is the env's own. Its ``table_search`` attribute says
     whether the prompt offers ``search_tables``."""
-    from clarisql.envs.database import get_image
     from clarisql.envs.env import SYSTEM_PROMPT
     from clarisql.envs.env_tools import extra_help, resolve_table_search
     from clarisql.envs.retrieval import compact_schema
+    from clarisql.envs.sandbox.database import get_image
     from clarisql.envs.schema import schema_summary
 
     cache: dict[str, str] = {}
@@ -182,8 +182,8 @@ def episode_chat(line: Mapping[str, Any], system: str | None = None) -> list[dic
 
 def task_answer(task: Task, suite: Suite) -> str:
     """The gold of ``task`` as JSON text (the ``answer`` column; see the module docstring)."""
-    from clarisql.envs import gold
-    from clarisql.envs.database import get_image
+    from clarisql.envs.sandbox.database import get_image
+    from clarisql.envs.state import gold
 
     if not task.answerable:
         return json.dumps({"kind": "abstain", "unanswerable_kind": task.unanswerable_kind})

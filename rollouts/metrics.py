@@ -53,11 +53,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
-
-import sqlglot
-from sqlglot import exp
 
 from clarisql.envs.tasks import Label
 from clarisql.rewards import EpisodeRecord, RewardSpec, is_correct, reliability_score, score_episode
@@ -66,6 +62,7 @@ from clarisql.rollouts.odutqa_metrics import (
     answer_ecr,
     detection_paper,
     episode_facts,
+    sql_tables,
     table_retrieval,
 )
 
@@ -133,29 +130,6 @@ def pass_metrics(
         hat[k] = sum(pass_hat_k(n, c, k) for n, c in eligible) / len(eligible)
     p1 = sum(c / n for n, c in counts.values()) / len(counts)
     return {"pass@1": p1, "pass@k": at, "pass^k": hat}
-
-
-# --- SQL tables ----------------------------------------------------------------------------------
-@lru_cache(maxsize=8192)
-def sql_tables(sql: str | None) -> frozenset[str] | None:
-    """Tables a statement reads or writes (sqlglot, SQLite dialect), CTE names excluded.
-
-    ``None`` when ``sql`` is missing or does not parse.
-    """
-    if not isinstance(sql, str) or not sql.strip():
-        return None
-    try:
-        trees = [t for t in sqlglot.parse(sql, read="sqlite") if t is not None]
-    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
-        return None
-    if not trees:
-        return None
-    names: set[str] = set()
-    ctes: set[str] = set()
-    for tree in trees:
-        ctes |= {c.alias_or_name.casefold() for c in tree.find_all(exp.CTE) if c.alias_or_name}
-        names |= {t.name.casefold() for t in tree.find_all(exp.Table) if t.name}
-    return frozenset(names - ctes)
 
 
 def set_prf(pred: Iterable[Any], gold: Iterable[Any]) -> tuple[float, float, float]:

@@ -31,7 +31,11 @@ names. Definitions, per group of episodes:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, Protocol
+
+import sqlglot
+from sqlglot import exp
 
 CLAUSES = ("select", "from", "where")
 _SCOPE = ("missing", "error", "unmatch")
@@ -41,6 +45,29 @@ class _Stats(Protocol):
     gold_labels: frozenset[tuple[str, str, str]]
     pred_labels: frozenset[tuple[str, str, str]]
     extra: dict[str, Any]
+
+
+# --- SQL tables ----------------------------------------------------------------------------------
+@lru_cache(maxsize=8192)
+def sql_tables(sql: str | None) -> frozenset[str] | None:
+    """Tables a statement reads or writes (sqlglot, SQLite dialect), CTE names excluded.
+
+    ``None`` when ``sql`` is missing or does not parse.
+    """
+    if not isinstance(sql, str) or not sql.strip():
+        return None
+    try:
+        trees = [t for t in sqlglot.parse(sql, read="sqlite") if t is not None]
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
+        return None
+    if not trees:
+        return None
+    names: set[str] = set()
+    ctes: set[str] = set()
+    for tree in trees:
+        ctes |= {c.alias_or_name.casefold() for c in tree.find_all(exp.CTE) if c.alias_or_name}
+        names |= {t.name.casefold() for t in tree.find_all(exp.Table) if t.name}
+    return frozenset(names - ctes)
 
 
 def clause_of_key(key: tuple[str, str, str]) -> str:
@@ -71,8 +98,6 @@ def answer_query_ok(turns: Sequence[Mapping[str, Any]]) -> bool | None:
 
 def used_tables(turns: Sequence[Mapping[str, Any]]) -> frozenset[str]:
     """Tables named in every statement the agent ran without error (execute and stop SQL)."""
-    from clarisql.rollouts.metrics import sql_tables
-
     out: set[str] = set()
     for t in turns:
         act = t.get("action")
@@ -85,8 +110,6 @@ def used_tables(turns: Sequence[Mapping[str, Any]]) -> frozenset[str]:
 
 def episode_facts(turns: Sequence[Mapping[str, Any]], gold: Mapping[str, Any]) -> dict[str, Any]:
     """The per-episode facts these metrics need (stored in ``EpisodeStats.extra``)."""
-    from clarisql.rollouts.metrics import sql_tables
-
     read = bool(gold.get("answerable", True)) and not gold.get("writable", False)
     gold_tables = sql_tables(gold.get("gold_sql")) if read else None
     return {

@@ -169,7 +169,7 @@ def default_concurrency(policy_spec: str) -> int:
 def check_databases(suite: Any, task_ids: set[str]) -> None:
     """Load the databases of ``task_ids`` once (cached per process), so a missing or corrupt
     database is one clear error before any episode runs (``DatabaseFileError``, a ValueError)."""
-    from clarisql.envs.database import get_image
+    from clarisql.envs.sandbox.database import get_image
 
     seen: set[str] = set()
     for t in suite.tasks:

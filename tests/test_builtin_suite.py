@@ -445,7 +445,7 @@ def test_changed_generator_gets_a_new_cache_folder(tmp_path: Path) -> None:
     fp = generator_fingerprint()
     assert re.fullmatch(r"[0-9a-f]{12}", fp) and source_fingerprint(copy) == fp
     assert fp in builtin_folder(0, tmp_path).name
-    with (copy / "builtin_db.py").open("a") as fh:
+    with (copy / "db.py").open("a") as fh:
         fh.write("\n# an edit\n")
     assert source_fingerprint(copy) != fp
 

@@ -7,7 +7,7 @@ import weakref
 
 import apsw
 
-from clarisql.envs.limits import ConnectionMap
+from clarisql.envs.sandbox.limits import ConnectionMap
 
 
 def test_values_are_per_connection_and_replaced_in_place() -> None:

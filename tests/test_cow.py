@@ -9,10 +9,11 @@ from pathlib import Path
 import apsw
 import pytest
 
-from clarisql.envs import digest as digest_mod
-from clarisql.envs.cow import open_cow, overlay_bytes, reset_cow
-from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.digest import DigestConfig, image_digest, session_digest
+from clarisql.envs.sandbox.cow import open_cow, overlay_bytes, reset_cow
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
+from clarisql.envs.state import digest as digest_mod
+from clarisql.envs.state.deferred import session_digest
+from clarisql.envs.state.digest import DigestConfig, image_digest
 
 
 def _sha(p: Path) -> str:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clarisql.envs.cow import open_cow, overlay_bytes, reset_cow
-from clarisql.envs.database import DatabaseImage, SessionLimits
+from clarisql.envs.sandbox.cow import open_cow, overlay_bytes, reset_cow
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
 
 WRITES = [
     "UPDATE t SET v = 'changed' WHERE id = 7",  # one page in place

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clarisql.envs.database import DatabaseImage, SessionLimits, get_image
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits, get_image
 
 from .conftest import sha256
 
@@ -106,7 +106,7 @@ def test_writes_are_private_to_the_episode(small_db: Path) -> None:
 
 
 def test_read_only_session_copies_nothing(small_db: Path) -> None:
-    from clarisql.envs.cow import is_cow, overlay_bytes
+    from clarisql.envs.sandbox.cow import is_cow, overlay_bytes
 
     before = sha256(small_db)
     img = DatabaseImage(small_db)

@@ -7,9 +7,14 @@ from pathlib import Path
 import apsw
 import pytest
 
-from clarisql.envs import digest as dg
-from clarisql.envs.database import DatabaseImage
-from clarisql.envs.digest import DigestConfig, connection_digest, session_digest, sorted_state_hash
+from clarisql.envs.sandbox.database import DatabaseImage
+from clarisql.envs.state import digest as dg
+from clarisql.envs.state.deferred import session_digest
+from clarisql.envs.state.digest import (
+    DigestConfig,
+    connection_digest,
+    sorted_state_hash,
+)
 
 
 def mem(*stmts: str) -> apsw.Connection:

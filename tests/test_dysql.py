@@ -22,12 +22,12 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from clarisql.envs.clock import FROZEN_NOW
-from clarisql.envs.database import DatabaseImage, get_image
-from clarisql.envs.digest import DigestConfig, connection_digest, image_digest
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.sandbox.clock import FROZEN_NOW
+from clarisql.envs.sandbox.database import DatabaseImage, get_image
 from clarisql.envs.simulators.offline import extract_facts
-from clarisql.envs.state_digest import image_state
+from clarisql.envs.state.deferred import image_state
+from clarisql.envs.state.digest import DigestConfig, connection_digest, image_digest
 from clarisql.envs.suites import load_suite
 from clarisql.envs.suites.dysql import (
     VOLATILE_COLUMNS,
@@ -280,7 +280,7 @@ def test_digest_takes_dysql_decisions_on_a_small_database(tmp_path):
     # the session digest (dirty tables only) agrees with a full pass
     with img.session(writable=True) as s:
         s.execute("UPDATE a SET name = 'q' WHERE id = 1")
-        from clarisql.envs.digest import session_digest
+        from clarisql.envs.state.deferred import session_digest
 
         with s.trusted() as conn:
             assert session_digest(s, cfg) == connection_digest(conn, cfg)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from clarisql.envs import database
-from clarisql.envs.gold import _outer_order_by
+from clarisql.envs.sandbox import database
+from clarisql.envs.state.gold import _outer_order_by
 from clarisql.rollouts import metrics, report
 from clarisql.rollouts.engines.local import worker_start_method
 from clarisql.rollouts.runner import RunConfig, run_eval

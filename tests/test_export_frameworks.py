@@ -40,8 +40,8 @@ def _rows(path: Path) -> list[dict]:
 
 
 def test_suite_rows_carry_tools_answer_and_framework_columns(exported) -> None:
-    from clarisql.envs.database import get_image
-    from clarisql.envs.gold import gold_rows
+    from clarisql.envs.sandbox.database import get_image
+    from clarisql.envs.state.gold import gold_rows
     from clarisql.envs.suites import load_suite
 
     suite = load_suite(str(task_file()))

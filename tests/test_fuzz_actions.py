@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clarisql.envs.actions import Action, ActionError, parse_action
-from clarisql.envs.database import SessionLimits
 from clarisql.envs.env import ClarifySQLEnv
+from clarisql.envs.sandbox.database import SessionLimits
 from clarisql.envs.spaces import ActionSpace
 from clarisql.envs.tasks import save_tasks
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.limits import Watchdog
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
+from clarisql.envs.sandbox.limits import Watchdog
 
 from .conftest import sha256
 
@@ -87,7 +87,7 @@ def test_grown_session_is_not_pooled_and_memory_returns(small_db: Path) -> None:
     img = DatabaseImage(small_db)
     with img.session(True, SessionLimits(timeout_s=5)):
         pass  # warm the pool
-    from clarisql.envs.cow import overlay_bytes
+    from clarisql.envs.sandbox.cow import overlay_bytes
 
     base = apsw.memory_used()
     with img.session(True, SessionLimits(timeout_s=5)) as s:
@@ -342,7 +342,7 @@ def _corrupt(kind: str, db: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["truncated", "random", "header-only", "empty-ish"])
 def test_corrupt_database_is_a_clear_error(tmp_path: Path, kind: str) -> None:
-    from clarisql.envs.database import DatabaseFileError
+    from clarisql.envs.sandbox.database import DatabaseFileError
 
     from .conftest import build_small_db
 
@@ -481,7 +481,7 @@ def test_an_idle_write_session_holds_its_changed_pages_not_a_copy(tmp_path: Path
     """Counted in bytes SQLite and the overlay report, not in RSS: a writable session over a
     ~25 MB database that wrote one row and read every page holds a few changed pages and a
     page cache bounded by SQLite's cache size, never a copy of the database."""
-    from clarisql.envs.cow import overlay_bytes
+    from clarisql.envs.sandbox.cow import overlay_bytes
 
     path = tmp_path / "big.sqlite"
     conn = apsw.Connection(str(path))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from clarisql.envs.chat_http import (
+from clarisql.envs.endpoints.chat_http import (
     ChatClient,
     ChatHTTPError,
     ChatReplyError,

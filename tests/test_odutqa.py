@@ -18,7 +18,7 @@ from clarisql.envs.suites.odutqa import (
     odutqa_suite,
     record_to_task,
 )
-from clarisql.envs.suites.odutqa_literal import exploration_probe
+from clarisql.envs.suites.odutqa.literal import exploration_probe
 from clarisql.envs.tasks import Label, Task
 from clarisql.policies import make_policy
 from clarisql.rollouts.episode import run_episode
@@ -153,7 +153,7 @@ def test_literal_reading_and_exploration_queries(tmp_path) -> None:
     """Rewrites of a gold SQL from the labels alone, run on a real SQLite file."""
     import sqlite3
 
-    from clarisql.envs.suites.odutqa_literal import exploration_sqls, literal_sql
+    from clarisql.envs.suites.odutqa.literal import exploration_sqls, literal_sql
     from clarisql.envs.tasks import Underspec
 
     caps = ["全国企业2019年财务表", "全国企业2020年财务表", "北京市海淀区土地成交信息表"]

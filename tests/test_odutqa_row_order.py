@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from clarisql.envs.suites.odutqa_db import store_shuffled
+from clarisql.envs.suites.odutqa.db import store_shuffled
 
 ROWS = [(f"企业{i}", 2019 + i % 4, float(i * 7 % 13)) for i in range(40)]
 

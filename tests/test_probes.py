@@ -11,10 +11,10 @@ import pytest
 import sqlite_utils
 
 from clarisql.cli import main as cli_main
-from clarisql.envs import gold
 from clarisql.envs.env import ClarifySQLEnv
 from clarisql.envs.simulators import STOP_TOKEN, InstructionSimulator, SimulatorReply
-from clarisql.envs.state_digest import session_state
+from clarisql.envs.state import gold
+from clarisql.envs.state.deferred import session_state
 from clarisql.envs.suites import DatabaseSpec, Suite, load_suite
 from clarisql.envs.tasks import Task
 from clarisql.policies import make_policy

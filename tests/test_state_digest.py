@@ -1,4 +1,4 @@
-"""Deferred final-state digests (envs/state_digest.py): same match decisions as full digests,
+"""Deferred final-state digests (envs/state/deferred.py): same match decisions as full digests,
 without hashing the image's unchanged tables (issue 14)."""
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clarisql.envs import digest as dg
-from clarisql.envs.database import DatabaseImage
-from clarisql.envs.digest import DigestConfig, connection_digest, session_digest, sorted_state_hash
-from clarisql.envs.state_digest import TableDelta, image_state, session_state
+from clarisql.envs.sandbox.database import DatabaseImage
+from clarisql.envs.state import digest as dg
+from clarisql.envs.state.deferred import TableDelta, image_state, session_digest, session_state
+from clarisql.envs.state.digest import (
+    DigestConfig,
+    connection_digest,
+    sorted_state_hash,
+)
 
 from .conftest import build_small_db
 from .test_digest import EDITS
@@ -112,9 +116,9 @@ def test_a_full_pass_reads_only_that_tables_image_digest(tmp_path: Path) -> None
 
 PROBE = """
 import json, sys
-from clarisql.envs.database import DatabaseImage
-from clarisql.envs.digest import DigestConfig
-from clarisql.envs.state_digest import session_state
+from clarisql.envs.sandbox.database import DatabaseImage
+from clarisql.envs.state.digest import DigestConfig
+from clarisql.envs.state.deferred import session_state
 img = DatabaseImage(sys.argv[1])
 out = []
 for edits in json.loads(sys.argv[2]):
@@ -288,8 +292,8 @@ def test_text_that_is_not_valid_utf8_is_hashed_not_an_error(tmp_path: Path) -> N
 def test_large_tables_row_counts_are_kept_on_disk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clarisql.envs import digest_cache
-    from clarisql.envs import state_digest as sd
+    from clarisql.envs.state import deferred as sd
+    from clarisql.envs.state import digest_cache
 
     monkeypatch.setenv("CLARISQL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(sd, "_COUNT_ON_DISK_ROWS", 10)

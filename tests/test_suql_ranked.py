@@ -120,11 +120,11 @@ def test_slow_embedder_costs_calls_not_the_result(tmp_path: Path) -> None:
 
 
 def test_defaults_are_exact_with_the_packaged_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clarisql.envs import suql
+    from clarisql.envs.suql import config as suql_config
 
     monkeypatch.delenv("CLARISQL_SUQL_EMBEDDER", raising=False)
     monkeypatch.delenv("CLARISQL_SUQL_K", raising=False)
-    cfg = suql._from_env()
+    cfg = suql_config._from_env()
     assert cfg.embedder_name == "auto" and cfg.k == 0 and cfg.expand
 
 
@@ -162,13 +162,13 @@ def test_openai_backend_expands_once_and_shares_the_circuit_breaker(tmp_path: Pa
 def test_loading_the_embedder_is_not_the_statements_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clarisql.envs import suql
+    from clarisql.envs.suql import config as suql_config
 
     def slow_load(name: str) -> HashingEmbedder:
         time.sleep(0.8)  # a model loading, once per process
         return HashingEmbedder()
 
-    monkeypatch.setattr(suql, "make_embedder", slow_load)
+    monkeypatch.setattr(suql_config, "make_embedder", slow_load)
     img = get_image(_db(tmp_path / "r.sqlite", rows=200))
     with using(backend="offline", embedder="minilm") as cfg:
         cfg.cached.clear()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from clarisql.cli import main
-from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.describe import load_descriptions
 from clarisql.envs.synth.names import clear_descriptions, in_words, set_descriptions, speakable
+from clarisql.envs.synth.types import SynthError
 
 from ._synth_lake import write_lake
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from clarisql.envs.database import SessionLimits, get_image
+from clarisql.envs.sandbox.database import SessionLimits, get_image
 from clarisql.envs.synth.pipeline import SynthConfig, synthesize
 from clarisql.envs.synth.verify import Verifier
 

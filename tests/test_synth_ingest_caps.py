@@ -9,8 +9,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.ingest import MAX_COLUMNS, MAX_FIELD_CHARS, ingest
+from clarisql.envs.synth.types import SynthError
 
 
 def _db(path: Path, table: str) -> Path:

@@ -8,7 +8,7 @@ import time
 import apsw
 import pytest
 
-from clarisql.envs.limits import Watchdog
+from clarisql.envs.sandbox.limits import Watchdog
 
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
 

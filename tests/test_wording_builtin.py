@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from clarisql.envs.suites import builtin_names as N
 from clarisql.envs.suites.builtin import builtin_suite
-from clarisql.envs.suites.builtin_db import _pick_attrs
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import _pick_attrs
 
 ROOT = Path(__file__).resolve().parent.parent
 

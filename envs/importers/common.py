@@ -17,8 +17,8 @@ from typing import Any
 import sqlglot
 from sqlglot.tokens import TokenType
 
-from clarisql.envs.database import DatabaseImage, SessionLimits, get_image
-from clarisql.envs.gold import _sql_ordered
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits, get_image
+from clarisql.envs.state.gold import _sql_ordered
 from clarisql.envs.tasks import Task, TaskFormatError, save_tasks
 from clarisql.rewards.match import execution_match
 

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from clarisql.envs.database import DatabaseImage
+from clarisql.envs.sandbox.database import DatabaseImage
 from clarisql.envs.schema import schema_summary
 
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff\uf900-\ufaff]+")

@@ -28,7 +28,7 @@ class ServeConfig:
             taken on the event loop when its SQL finishes within this many milliseconds (else
             it is stopped, nothing changed, and taken again on the session's thread); 0 sends
             every step to the thread. Inline, values, patterns and results are capped (see
-            ``clarisql.envs.statements.INLINE_MAX_VALUE``), so a step holds the loop up about
+            ``clarisql.envs.sandbox.statements.INLINE_MAX_VALUE``), so a step holds the loop up about
             this long plus the slice guard's tick (5 ms) at most; a small step saves the hop to
             a thread and back.
         max_message_bytes: the largest WebSocket message or HTTP body taken (checked before

@@ -9,7 +9,7 @@ offline fallback live in :class:`clarisql.envs.simulators.instruction.Instructio
 - :class:`OpenAIChatBackend`: ``POST {base_url}/chat/completions`` with ``model``,
   ``temperature``, ``top_p``, ``max_tokens``, ``seed`` (vLLM, SGLang and hosted APIs accept it),
   and ``Authorization: Bearer $<api_key_env>`` when that variable is set, through
-  :class:`clarisql.envs.chat_http.ChatClient` (the ``openai`` package: its retries, a deadline
+  :class:`clarisql.envs.endpoints.chat_http.ChatClient` (the ``openai`` package: its retries, a deadline
   per attempt and per call, a circuit breaker per endpoint shared across episodes).
   ``last_attempts`` holds the HTTP attempts of the last call.
 - :class:`TransformersChatBackend`: a local causal LM through the tokenizer's chat template;
@@ -94,7 +94,7 @@ def _strip_think(text: str) -> str:
 
 def chat_endpoint(base_url: str) -> str:
     """``.../chat/completions`` from a server root, an API root (``.../v1``) or the full URL."""
-    from clarisql.envs.chat_http import chat_endpoint as endpoint
+    from clarisql.envs.endpoints.chat_http import chat_endpoint as endpoint
 
     return endpoint(base_url)
 
@@ -138,7 +138,7 @@ class OpenAIChatBackend:
         self.timeout_s = float(timeout_s)
         self.api_key_env = api_key_env
         self.extra_body = dict(extra_body or {})
-        from clarisql.envs.chat_http import ChatClient
+        from clarisql.envs.endpoints.chat_http import ChatClient
 
         self.client = ChatClient(
             self.url,
@@ -178,7 +178,7 @@ class OpenAIChatBackend:
             "seed": int(seed),
             **self.extra_body,
         }
-        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
+        from clarisql.envs.endpoints.chat_http import ChatHTTPError, ChatReplyError
 
         try:
             data = self.client.complete(body)

@@ -20,7 +20,7 @@ Opening message
   ``"Hi! How can I help you today?"``).
 
 Failures never crash an episode: for the ``openai`` backend the HTTP client
-(:class:`clarisql.envs.chat_http.ChatClient`) retries transport failures and retryable statuses
+(:class:`clarisql.envs.endpoints.chat_http.ChatClient`) retries transport failures and retryable statuses
 ``max_retries`` times with exponential backoff (``backoff_s * 2**attempt``; HTTP
 400/401/403/404 are not retried) under a deadline per attempt and per call, and its circuit
 breaker, shared across episodes, answers at once while the endpoint is known to be down. A

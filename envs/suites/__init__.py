@@ -20,76 +20,11 @@ deterministically by :func:`clarisql.envs.suites.mixture.apply_mixture`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.digest import DigestConfig
-from clarisql.envs.tasks import Task, TaskFormatError, load_tasks
-
-
-@dataclass
-class DatabaseSpec:
-    """A database a suite's tasks run on.
-
-    - ``path``: the SQLite file (never written: episodes get private copies or read-only handles).
-    - ``post_copy_sql``: statements run on every private copy before the episode starts
-      (DySQL-Bench's ``retail`` drops a view, for example).
-    - ``digest``: how the final-state digest is taken (:class:`clarisql.envs.digest.DigestConfig`:
-      volatile columns, table order, count-only tables).
-    - ``description``: text shown to the agent with the schema (e.g. DySQL's agent policy).
-    """
-
-    name: str
-    path: Path
-    post_copy_sql: list[str] = field(default_factory=list)
-    digest: DigestConfig = field(default_factory=DigestConfig)
-    description: str | None = None
-
-
-@dataclass
-class Suite:
-    """Tasks and the databases they reference (``task.db`` is a key of ``databases``)."""
-
-    name: str
-    tasks: list[Task]
-    databases: dict[str, DatabaseSpec]
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self._by_id = {t.id: t for t in self.tasks}
-        if len(self._by_id) != len(self.tasks):
-            raise TaskFormatError(f"suite {self.name!r}: task ids are not unique")
-        missing = sorted({t.db for t in self.tasks} - set(self.databases))
-        if missing:
-            raise TaskFormatError(
-                f"suite {self.name!r}: tasks reference unknown databases {missing}"
-            )
-
-    def __len__(self) -> int:
-        return len(self.tasks)
-
-    def task(self, task_id: str) -> Task:
-        try:
-            return self._by_id[task_id]
-        except KeyError:
-            raise KeyError(f"suite {self.name!r} has no task {task_id!r}") from None
-
-    def database(self, task: Task) -> DatabaseSpec:
-        return self.databases[task.db]
-
-    def subset(self, ids: list[str] | None = None, max_tasks: int | None = None) -> Suite:
-        tasks = [self.task(i) for i in ids] if ids is not None else list(self.tasks)
-        if max_tasks is not None:
-            tasks = tasks[:max_tasks]
-        used = {t.db for t in tasks}
-        return Suite(
-            self.name,
-            tasks,
-            {k: v for k, v in self.databases.items() if k in used},
-            dict(self.metadata),
-        )
-
+from clarisql.envs.suites.base import DatabaseSpec, Suite
+from clarisql.envs.tasks import TaskFormatError, load_tasks
 
 SuiteFactory = Callable[..., Suite]
 _REGISTRY: dict[str, SuiteFactory] = {}

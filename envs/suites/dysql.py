@@ -25,7 +25,7 @@ at reset, as DySQL-Bench does), ``metadata`` = ``{user_id, task_index, dysql_env
 
 Success is DySQL-Bench's: the final state's digest equals the digest after replaying the golden
 actions on a fresh copy. :func:`dysql_digest_config` mirrors DySQL-Bench's hash decisions through
-:class:`~clarisql.envs.digest.DigestConfig` (see there); :func:`dysql_bench_hash` is an
+:class:`~clarisql.envs.state.digest.DigestConfig` (see there); :func:`dysql_bench_hash` is an
 independent re-implementation of DySQL-Bench's own hash (sort every table) used as the reference
 in tests and benchmarks.
 
@@ -47,9 +47,9 @@ from typing import Any
 
 import apsw
 
-from clarisql.envs.digest import DigestConfig
 from clarisql.envs.simulators.offline import OfflineUser, extract_facts
-from clarisql.envs.suites import DatabaseSpec, Suite
+from clarisql.envs.state.digest import DigestConfig
+from clarisql.envs.suites.base import DatabaseSpec, Suite
 from clarisql.envs.tasks import Task, TaskFormatError
 
 log = logging.getLogger(__name__)
@@ -162,7 +162,7 @@ def split_statements(sql: str) -> list[str]:
     A ``;`` inside a string, identifier, comment or trigger body does not split. Pieces holding
     only comments and white space are dropped.
     """
-    from clarisql.envs.statements import only_comments
+    from clarisql.envs.sandbox.statements import only_comments
 
     out: list[str] = []
     start = 0

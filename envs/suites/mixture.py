@@ -28,7 +28,7 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
-from clarisql.envs.suites import Suite
+from clarisql.envs.suites.base import Suite
 from clarisql.envs.tasks import Task
 
 #: Mixture name -> unanswerable tasks per answerable task.

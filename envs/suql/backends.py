@@ -137,7 +137,7 @@ class OpenAIBackend:
     """ANSWER/SUMMARY by an OpenAI-compatible chat endpoint (vLLM, SGLang, OpenAI).
 
     One chat completion per evaluation, temperature 0, through the shared
-    :class:`~clarisql.envs.chat_http.ChatClient` (per-call deadline = what is left of the
+    :class:`~clarisql.envs.endpoints.chat_http.ChatClient` (per-call deadline = what is left of the
     statement's budget; the endpoint's process-wide circuit breaker, so a dead server fails
     fast across statements and episodes). The client's own retries are off: the cache layer
     retries within the statement's time budget. ``Authorization`` is sent only when
@@ -164,7 +164,7 @@ class OpenAIBackend:
         max_tokens: int = 64,
         timeout_s: float = 60.0,
     ) -> None:
-        from clarisql.envs.chat_http import ChatClient, chat_endpoint
+        from clarisql.envs.endpoints.chat_http import ChatClient, chat_endpoint
 
         self.model = model
         self.key = f"openai:{model}@{base_url}"
@@ -177,7 +177,7 @@ class OpenAIBackend:
         )
 
     def _chat(self, prompt: str, timeout_s: float) -> str:
-        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
+        from clarisql.envs.endpoints.chat_http import ChatHTTPError, ChatReplyError
 
         body = {
             "model": self.model,

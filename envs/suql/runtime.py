@@ -1,6 +1,6 @@
 """The per-session SUQL runtime: SQL functions on the session's connection, compiling, counting.
 
-One :class:`SuqlRuntime` per :class:`~clarisql.envs.database.Session` (a session extension,
+One :class:`SuqlRuntime` per :class:`~clarisql.envs.sandbox.database.Session` (a session extension,
 made lazily: before the session's first statement that :func:`may_call` the functions, or when
 ``session.extensions`` is read; a session that never uses them pays nothing per statement).
 It registers ``ANSWER(text_or_texts, question)``, ``SUMMARY(text_or_texts)`` and
@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
-from clarisql.envs.limits import ConnectionMap
+from clarisql.envs.sandbox.limits import ConnectionMap
 from clarisql.envs.suql import lexicon as L
 from clarisql.envs.suql.backends import BackendError, as_texts
 from clarisql.envs.suql.compiler import Plan, compile_sql, may_rewrite
 from clarisql.envs.suql.embed import Embedder
 
 if TYPE_CHECKING:
-    from clarisql.envs.database import ExecResult, Session
-    from clarisql.envs.suql import SuqlConfig
+    from clarisql.envs.sandbox.database import ExecResult, Session
+    from clarisql.envs.suql.config import SuqlConfig
 
 
 @dataclass

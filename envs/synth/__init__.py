@@ -33,13 +33,10 @@ from clarisql.envs.synth.types import (
     Draft,
     JoinPair,
     LakeProfile,
+    SynthError,
     TableProfile,
     UnionPair,
 )
-
-
-class SynthError(ValueError):
-    """Bad synthesis input (missing/empty/corrupt source, unusable table, bad option)."""
 
 
 def __getattr__(name: str) -> Any:

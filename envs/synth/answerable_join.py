@@ -28,7 +28,7 @@ from clarisql.envs.synth.templates import (
 from clarisql.envs.synth.types import ColumnProfile, Draft, JoinPair, UnionPair, join_on
 
 if TYPE_CHECKING:
-    from clarisql.envs.synth.answerable import DraftContext, Maker
+    from clarisql.envs.synth.drafting import DraftContext, Maker
 
 
 # --- joins --------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from clarisql.envs.synth.templates import (
 from clarisql.envs.synth.types import DIFFICULTIES, ColumnProfile, Draft
 
 if TYPE_CHECKING:
-    from clarisql.envs.synth.answerable import DraftContext, Maker
+    from clarisql.envs.synth.drafting import DraftContext, Maker
 
 
 def scope_of(c: ColumnProfile, v: Any) -> tuple[str, str, Any] | None:

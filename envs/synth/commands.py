@@ -16,8 +16,8 @@ import sys
 
 
 def _synth(args: argparse.Namespace) -> int:
-    from clarisql.envs.synth import SynthError
     from clarisql.envs.synth.pipeline import DEFAULT_MIXTURE, SynthConfig, parse_mixture, synthesize
+    from clarisql.envs.synth.types import SynthError
 
     try:
         config = SynthConfig(

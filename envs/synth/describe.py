@@ -20,8 +20,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.synth import SynthError
-from clarisql.envs.synth.types import LakeProfile
+from clarisql.envs.synth.types import LakeProfile, SynthError
 
 _COLUMN = ("column", "field", "name", "attribute", "variable", "column_name", "field_name")
 _DESC = ("description", "desc", "meaning", "label", "definition", "column_description")

@@ -36,12 +36,12 @@ from pathlib import Path
 
 import apsw
 
-from clarisql.envs.synth import SynthError
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import (
     ColumnProfile,
     JoinPair,
     LakeProfile,
+    SynthError,
     TableProfile,
     UnionPair,
     quote_ident,

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from clarisql.envs.state_digest import session_state
+from clarisql.envs.state.deferred import session_state
 from clarisql.envs.synth.layers.common import misspell_word
 from clarisql.envs.synth.layers.unanswerable import words
 from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
@@ -251,7 +251,7 @@ def _unanswerable_on_schema(run: DomainRun, d: DomainDraft) -> bool:
 
 
 def _state(run: DomainRun, actions: list[str], strict: bool) -> str:
-    """Final-state key (:meth:`~clarisql.envs.state_digest.StateDigest.key`, as
+    """Final-state key (:meth:`~clarisql.envs.state.deferred.StateDigest.key`, as
     :meth:`Verifier.base_digest`) after ``actions`` in a private writable session; ``""`` when ``strict``
     and a write changes no row or a read returns none."""
     v = run.verifier

@@ -37,8 +37,7 @@ from urllib.parse import quote
 import apsw
 import sqlite_utils
 
-from clarisql.envs.synth import SynthError
-from clarisql.envs.synth.types import quote_ident
+from clarisql.envs.synth.types import SynthError, quote_ident
 
 LAKE_FILE = "lake.sqlite"
 CSV_SUFFIXES = (".csv", ".tsv")

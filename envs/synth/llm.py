@@ -15,7 +15,7 @@ Contract
   the pairs scoring at least the threshold, with the LLM's score; at most
   :data:`MAX_SCORED_PAIRS` pairs of each kind (the best by offline score: a lake of 100 same-schema
   city tables has ~5,000 union pairs), the others keep their offline score.
-- Transport: the shared :class:`~clarisql.envs.chat_http.ChatClient` (retries with backoff on
+- Transport: the shared :class:`~clarisql.envs.endpoints.chat_http.ChatClient` (retries with backoff on
   408/409/429/5xx and connection errors, ``max_retries``; a deadline per attempt and per call;
   the endpoint's process-wide circuit breaker), and an on-disk cache keyed by
   model + messages (a cache hit costs no request and no tokens), so re-runs are cheap and
@@ -38,8 +38,7 @@ from urllib.parse import urlsplit
 import sqlglot
 from sqlglot import exp
 
-from clarisql.envs.synth import SynthError
-from clarisql.envs.synth.types import DIFFICULTIES, Draft, LakeProfile, TableProfile
+from clarisql.envs.synth.types import DIFFICULTIES, Draft, LakeProfile, SynthError, TableProfile
 from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
 
 DIFFICULTY_RULES = {
@@ -112,7 +111,7 @@ class LLMClient:
         timeout_s: float = 30.0,
         max_reviews: int = 3,
     ):
-        from clarisql.envs.chat_http import ChatClient, chat_endpoint
+        from clarisql.envs.endpoints.chat_http import ChatClient, chat_endpoint
 
         self.model, self.url = model, url
         self.client = ChatClient(
@@ -127,7 +126,7 @@ class LLMClient:
         self, system: str, user: str, max_tokens: int = 400, cache: bool = True
     ) -> tuple[str, int]:
         """The reply text and the tokens it cost (0 on a cache hit); :class:`LLMError` on failure."""
-        from clarisql.envs.chat_http import ChatHTTPError, ChatReplyError
+        from clarisql.envs.endpoints.chat_http import ChatHTTPError, ChatReplyError
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         key = hashlib.sha256(json.dumps([self.model, messages, max_tokens]).encode()).hexdigest()

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clarisql.envs.synth.pipeline import SynthConfig, SynthResult
+    from clarisql.envs.synth.config import SynthConfig, SynthResult
 
 
 def _table(title: str, counts: Counter, total: int) -> list[str]:

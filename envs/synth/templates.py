@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from clarisql.envs.digest import DEFAULT_VOLATILE_COLUMNS
+from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role
 from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.phrasing import quote

@@ -16,6 +16,10 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+class SynthError(ValueError):
+    """Bad synthesis input (missing/empty/corrupt source, unusable table, bad option)."""
+
+
 @dataclass(frozen=True)
 class ColumnProfile:
     """What the profiler learned about one column.

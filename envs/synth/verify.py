@@ -2,11 +2,11 @@
 
 Contract
 - :meth:`Verifier.rows` runs one read statement in clarisql's read-only sandbox
-  (:class:`clarisql.envs.database.Session`, the same one episodes use) and returns its rows, or
+  (:class:`clarisql.envs.sandbox.database.Session`, the same one episodes use) and returns its rows, or
   ``None`` on any error, refusal, timeout or result larger than ``max_rows``. It never raises.
   The budget is counted in SQLite VM steps, not seconds: a statement is kept only when it
   finishes within :data:`STEP_SHARE` of the episode's statement budget ``step_budget``
-  (:attr:`clarisql.envs.database.SessionLimits.max_vm_steps`), so a verdict never depends on
+  (:attr:`clarisql.envs.sandbox.database.SessionLimits.max_vm_steps`), so a verdict never depends on
   the machine, its load or the number of workers, and every kept gold query replays in an
   episode with 2x headroom in steps. The wall-clock cap (``time_budget_s`` x
   :data:`WALL_GUARD`) only stops runaway single operations that the step count cannot see.
@@ -21,7 +21,7 @@ Contract
   Several threads may share one verifier (the pipeline runs its layers side by side):
   :attr:`Verifier.last_error` is per thread.
 - :meth:`Verifier.write_digest` replays an action list in a private writable session and returns
-  the final state's key (:meth:`clarisql.envs.state_digest.StateDigest.key`, what the
+  the final state's key (:meth:`clarisql.envs.state.deferred.StateDigest.key`, what the
   environment compares; no image table is hashed), ``None`` if any action fails;
   :meth:`Verifier.base_digest` is the untouched database's key.
 - :func:`same_answer` is the environment's own Pass@1 comparison
@@ -39,9 +39,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.database import SessionLimits, get_image
-from clarisql.envs.digest import DigestConfig
-from clarisql.envs.state_digest import image_state, session_state
+from clarisql.envs.sandbox.database import SessionLimits, get_image
+from clarisql.envs.state.deferred import image_state, session_state
+from clarisql.envs.state.digest import DigestConfig
 from clarisql.rewards.match import execution_match
 
 

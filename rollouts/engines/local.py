@@ -15,7 +15,7 @@ engine built.
   Workers are *forked* when that is safe (Linux, this process runs a single thread, so no lock
   can be inherited half-held, and has not loaded torch or another library with native thread
   pools or GPU contexts; a forked child drops the parent's cached database images
-  and opens its own, :mod:`clarisql.envs.database`), so they start with the modules already
+  and opens its own, :mod:`clarisql.envs.sandbox.database`), so they start with the modules already
   imported (a spawned worker first re-imports numpy, gymnasium and sqlglot: 1-2 s); otherwise,
   or with ``CLARISQL_WORKER_START=spawn``, they are spawned (safe everywhere).
 """

@@ -30,8 +30,8 @@ through an OpenAI-compatible endpoint, cached, falling back to the offline mappe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, fields
+from typing import Any
 
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
@@ -48,27 +48,10 @@ from clarisql.envs.simulators.gate.text import (
     strip_quoted,
     tokens,
 )
+from clarisql.envs.simulators.gate.types import GateContext, MappedQuestion, QuestionMapper
 from clarisql.envs.tasks import Label, Underspec
 
 GATE_MODES = ("labels", "text", "both")
-
-
-@dataclass(frozen=True)
-class GateContext:
-    """The public facts a mapper may use: the user's request and the schema summary."""
-
-    request: str
-    schema: str = ""
-
-
-@dataclass(frozen=True)
-class MappedQuestion:
-    """What a question asks about (``aspects``), how sure the mapper is, and who mapped it."""
-
-    aspects: frozenset[str]
-    scores: Mapping[str, float] = field(default_factory=dict)
-    source: str = "offline"
-    specific: bool = True  # the mapper's own verdict (the LLM parser's first stage)
 
 
 @dataclass(frozen=True)
@@ -146,15 +129,6 @@ def label_breadth(labels: Sequence[Label], rules: GateRules | None = None) -> st
     if missing & {s for _, s in spans}:
         return f"{TOO_BROAD}a slot both missing and given"
     return None
-
-
-@runtime_checkable
-class QuestionMapper(Protocol):
-    """Maps a free-text question to the aspects it asks about (see the module docstring)."""
-
-    name: str
-
-    def map(self, question: str, ctx: GateContext) -> MappedQuestion: ...
 
 
 def all_aspects(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:

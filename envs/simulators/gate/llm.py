@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from clarisql.envs.simulators.backends import BackendError, make_backend
-from clarisql.envs.simulators.gate import GateContext, MappedQuestion
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES
+from clarisql.envs.simulators.gate.types import GateContext, MappedQuestion, QuestionMapper
 
 SYSTEM = """\
 You read a clarification question that a data assistant asks a user about the user's request, \
@@ -129,9 +129,15 @@ class LLMMapper:
     @property
     def fallback(self) -> Any:
         if self._fallback is None:
-            from clarisql.envs.simulators.gate import make_mapper
+            from clarisql.envs.simulators.gate.offline import OfflineMapper
 
-            self._fallback = make_mapper(self._fallback_spec)
+            spec = self._fallback_spec
+            if isinstance(spec, QuestionMapper):
+                self._fallback = spec
+            elif spec in (None, "offline", "lexical"):
+                self._fallback = OfflineMapper(embeddings=spec != "lexical")
+            else:
+                raise ValueError(f"unknown fallback mapper {spec!r}: expected offline or lexical")
         return self._fallback
 
     def _key(self, question: str, request: str) -> str:

@@ -28,10 +28,10 @@ import threading
 from functools import lru_cache
 from typing import Any
 
-from clarisql.envs.simulators.gate import GateContext, MappedQuestion
 from clarisql.envs.simulators.gate.aspects import ASPECTS
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, schema_phrases
 from clarisql.envs.simulators.gate.text import _STOP, strip_quoted, tokens
+from clarisql.envs.simulators.gate.types import GateContext, MappedQuestion
 
 #: calibrated on the training half of the labelled question set (benchmarks/bench_gate.py)
 DEFAULT_THRESHOLD = 0.625

@@ -4,7 +4,7 @@ Contract
 - :func:`session_state` describes a session's state without reading the image's unchanged
   rows: per table it is *unchanged* (no entry), a :class:`TableDelta` (row count and multiset
   hash of the rows the session added minus those it removed: SQLite's session extension lists
-  them, both sides are read by key) or an absolute :class:`~clarisql.envs.digest.TableDigest`
+  them, both sides are read by key) or an absolute :class:`~clarisql.envs.state.digest.TableDigest`
   (a full pass over the session's table: new tables, schema changes, keys that may hold NULL,
   many changed rows).
 - Two states of the same image are equal iff, table by table, their changes are equal: with the
@@ -18,7 +18,7 @@ Contract
   database content when missing) only when really needed: a table hashed in full whose columns
   are the image's (its change is the difference), or :meth:`StateDigest.absolute` /
   :meth:`StateDigest.table_digests`, the absolute values (what
-  :func:`~clarisql.envs.digest.session_digest` returns, equal to a full recompute).
+  :func:`session_digest` returns, equal to a full recompute).
 - Row counts (:meth:`StateDigest.row_count`) take the image's count from the digest cache or
   ``SELECT count(*)`` (C speed, cached per image, and on disk for large tables), never a hash
   pass.
@@ -34,10 +34,12 @@ from typing import Any
 
 import apsw
 
-from clarisql.envs import digest as _dg  # table_digest looked up at call time (tests count passes)
-from clarisql.envs import digest_cache
-from clarisql.envs.database import DatabaseImage, Session
-from clarisql.envs.digest import (
+from clarisql.envs.sandbox.database import DatabaseImage, Session
+from clarisql.envs.state import (
+    digest as _dg,  # table_digest looked up at call time (tests count passes)
+)
+from clarisql.envs.state import digest_cache
+from clarisql.envs.state.digest import (
     _MOD,
     DigestConfig,
     TableDigest,
@@ -119,7 +121,7 @@ def image_tables(image: DatabaseImage, config: DigestConfig) -> list[str]:
 
 
 def _image_change_list_is_complete(image: DatabaseImage, table: str) -> bool:
-    """:func:`~clarisql.envs.digest._change_list_is_complete` on the image's schema (cached;
+    """:func:`~clarisql.envs.state.digest._change_list_is_complete` on the image's schema (cached;
     a session that changed no schema has the image's)."""
     complete = _facts(image).complete
     got = complete.get(table)
@@ -250,7 +252,7 @@ class StateDigest:
         return {t: self.table_digest(t, cache) for t in self.tables}
 
     def absolute(self) -> str:
-        """The absolute digest (:func:`~clarisql.envs.digest.combine` of :meth:`table_digests`)."""
+        """The absolute digest (:func:`~clarisql.envs.state.digest.combine` of :meth:`table_digests`)."""
         return combine(self.table_digests(), self.config)
 
     def row_count(self, table: str) -> int | None:
@@ -344,3 +346,17 @@ __all__ = [
     "image_tables",
     "session_state",
 ]
+
+
+def session_digest(session: Session, config: DigestConfig | None = None) -> str:
+    """Absolute digest of a session's current state (hashes every image table not yet cached;
+    the environment compares :meth:`StateDigest.key` instead)."""
+    return session_state(session, config or DigestConfig()).absolute()
+
+
+def session_table_digests(
+    session: Session, config: DigestConfig | None = None
+) -> dict[str, TableDigest]:
+    """Absolute per-table digests of a session's current state
+    (:func:`session_state`, resolved against the image's cache)."""
+    return session_state(session, config or DigestConfig()).table_digests()

@@ -9,7 +9,7 @@ Contract
   O(pages changed), not O(database), and makes SQLite discard its own page cache (see below).
 - :func:`overlay_bytes` is the overlay's size (the session's private copy of changed pages).
 - The connection runs with ``journal_mode=MEMORY`` (the rollback journal never touches disk),
-  and on a frozen clock (:mod:`clarisql.envs.clock`), like every writable session.
+  and on a frozen clock (:mod:`clarisql.envs.sandbox.clock`), like every writable session.
 - It runs in ``locking_mode=EXCLUSIVE``: nobody else ever opens the overlay, and in this mode
   SQLite keeps its lock and its page cache between transactions instead of locking, checking
   for a hot journal and re-reading page 1 through the (Python) VFS at every statement (7 Python
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import apsw
 
-from clarisql.envs.clock import _FROZEN_UNIX_MS, _JULIAN_EPOCH_MS
+from clarisql.envs.sandbox.clock import _FROZEN_UNIX_MS, _JULIAN_EPOCH_MS
 
 VFS_NAME = "clarisql-cow"
 _NAME_PREFIX = "clarisql-cow-"

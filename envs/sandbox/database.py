@@ -13,7 +13,7 @@ Contract
   memory up front, and no file is ever written.
 - :meth:`DatabaseImage.session` gives an episode its own state. A read-only session borrows a
   pooled read-only handle (no copy). A writable session gets a pooled copy-on-write connection
-  over the base file (:mod:`clarisql.envs.cow`): unchanged pages are shared through the OS page
+  over the base file (:mod:`clarisql.envs.sandbox.cow`): unchanged pages are shared through the OS page
   cache, the pages it writes stay private and are dropped when the episode ends; nothing it
   writes is visible to other sessions or to the file.
 - :meth:`Session.execute` runs exactly one statement and never raises for bad SQL: every refusal
@@ -24,7 +24,7 @@ Contract
   SQLite VM steps (``max_vm_steps``, counted by the progress handler, so the verdict is the same
   on any machine under any load) and a larger wall-clock safety cap, enforced by the same
   handler and, for long single operations, by a watchdog thread that interrupts the connection.
-- Resources (see :class:`SessionLimits` and :mod:`clarisql.envs.limits`): no value or row is
+- Resources (see :class:`SessionLimits` and :mod:`clarisql.envs.sandbox.limits`): no value or row is
   longer than ``max_value_bytes`` (``SQLITE_LIMIT_LENGTH``); a writable session's database grows
   by at most ``max_growth_bytes`` in ``main`` and again in ``temp`` (``max_page_count``); one
   statement may grow SQLite's heap by at most ``max_statement_memory_bytes``. So a session holds
@@ -33,7 +33,7 @@ Contract
   episode ends, its memory given back.
 - What is known of a statement apart from running it (its text checks, the authorizer's tables,
   the results and error messages, fetching within the caps) lives in
-  :mod:`clarisql.envs.statements`; this module opens, pools and runs.
+  :mod:`clarisql.envs.sandbox.statements`; this module opens, pools and runs.
 """
 
 from __future__ import annotations
@@ -45,23 +45,28 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
 
-from clarisql.envs.cow import database_bytes as cow_database_bytes
-from clarisql.envs.cow import open_cow, reset_cow
-from clarisql.envs.image_files import base_file, check_database_file, content_key
-from clarisql.envs.limits import (
+from clarisql.envs.sandbox.cow import database_bytes as cow_database_bytes
+from clarisql.envs.sandbox.cow import open_cow, reset_cow
+from clarisql.envs.sandbox.image_files import (
+    DatabaseFileError,
+    base_file,
+    check_database_file,
+    content_key,
+)
+from clarisql.envs.sandbox.limits import (
     WATCHDOG,
+    SessionLimits,
     apply_connection_limits,
     ensure_soft_heap_limit,
     slice_guard,
     trim_heap,
 )
-from clarisql.envs.statements import (
+from clarisql.envs.sandbox.statements import (
     ALWAYS_ALLOWED,
     DENIED_FUNCTIONS,
     FIRST_ITEM,
@@ -103,40 +108,6 @@ _POOL_SLACK_BYTES = 4_000_000
 SESSION_EXTENSIONS: dict[str, Any] = {}
 
 
-@dataclass(frozen=True)
-class SessionLimits:
-    """Per-statement budget, result caps and the session's resource caps.
-
-    ``max_vm_steps`` is the statement's budget, counted in SQLite VM steps (the progress
-    handler's calls, every ``progress_steps`` steps): the same statement over the same database
-    takes the same steps on any machine under any load, so whether it fits never depends on the
-    clock (``None``: no step budget). ``timeout_s`` is a wall-clock safety cap above it
-    (progress handler, plus a watchdog interrupt ``watchdog_grace_s`` (at most 4 % of the cap)
-    after the deadline for long single operations);
-    ``max_rows``/``max_bytes`` cap what one statement may return (the rest is dropped and the
-    result is marked ``truncated``); ``max_sql_chars`` refuses huge statements up front.
-    ``max_value_bytes`` is SQLite's ``SQLITE_LIMIT_LENGTH`` (longest string, blob or row);
-    ``max_growth_bytes`` caps how far a writable session's ``main`` and ``temp`` databases may
-    grow; ``max_statement_memory_bytes`` caps how much one statement may grow SQLite's heap
-    (sorts, temporary b-trees; measured process-wide, so concurrent sessions share it).
-    A statement that writes is stopped ``write_reserve`` (a share of ``timeout_s``) before the
-    deadline: SQLite then undoes what it wrote, which takes time roughly in proportion to it
-    (about a quarter of the writing time here), so the step still ends within its budget.
-    """
-
-    timeout_s: float = 2.0
-    max_rows: int = 10_000
-    max_bytes: int = 4_000_000
-    max_sql_chars: int = 100_000
-    max_value_bytes: int = 1_000_000
-    progress_steps: int = 1_000
-    max_vm_steps: int | None = 100_000_000
-    max_growth_bytes: int = 64_000_000
-    max_statement_memory_bytes: int = 192_000_000
-    watchdog_grace_s: float = 0.05
-    write_reserve: float = 0.2
-
-
 #: progress-handler calls allowed when a statement has no step budget (never reached)
 _NO_STEP_CAP = 1 << 62
 
@@ -155,19 +126,15 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA temp_store = MEMORY")
 
 
-class DatabaseFileError(ValueError):
-    """A database file is missing, not a file, or not a valid SQLite database (one-line message)."""
-
-
 class DatabaseImage:
     """A source database as episodes see it: a read-only base file, pooled connections, caches.
 
     Nothing of the database is loaded into memory up front. Read-only sessions, digests and
     schema reads use read-only connections to the base file (one per thread for trusted reads,
     no global lock); writable sessions are copy-on-write connections over it
-    (:mod:`clarisql.envs.cow`): their memory grows with the pages they change, and resetting
+    (:mod:`clarisql.envs.sandbox.cow`): their memory grows with the pages they change, and resetting
     one drops those pages. The base file is the source file, or a derived copy with the suite's
-    ``post_copy_sql`` applied (:func:`clarisql.envs.image_files.base_file`). Idle pooled
+    ``post_copy_sql`` applied (:func:`clarisql.envs.sandbox.image_files.base_file`). Idle pooled
     connections are bounded in bytes (:data:`POOL_MAX_BYTES` of SQLite page cache per image).
 
     Use :func:`get_image` to share images between environments in one process.
@@ -205,7 +172,7 @@ class DatabaseImage:
         self._ro_pool: list[tuple[apsw.Connection, int, None, Any]] = []
         self._rw_pool: list[tuple[apsw.Connection, int, apsw.Session | None, Any]] = []
         self._rw_idle_bytes = 0
-        #: digest cache: config key -> {table: TableDigest}, filled lazily by clarisql.envs.digest
+        #: digest cache: config key -> {table: TableDigest}, filled lazily by clarisql.envs.state.digest
         self.digest_cache: dict[Any, dict[str, Any]] = {}
 
     def __repr__(self) -> str:
@@ -238,7 +205,7 @@ class DatabaseImage:
         yield conn
 
     def _copy(self) -> apsw.Connection:
-        # Copy-on-write over the base file, on the frozen clock (see clarisql.envs.clock), so
+        # Copy-on-write over the base file, on the frozen clock (see clarisql.envs.sandbox.clock), so
         # golden replays are reproducible.
         conn = open_cow(self.base_path)
         _configure(conn)
@@ -437,7 +404,7 @@ class Session:
         self.trusted_deadline: float | None = None
         #: SQLite's session extension records which rows a writable session changes (by primary
         #: key, or rowid for tables without one), so the digest can update a changed table's
-        #: multiset hash from those rows alone (clarisql.envs.digest).
+        #: multiset hash from those rows alone (clarisql.envs.state.digest).
         self.changes: apsw.Session | None = None
         self._temp_used = False
         self._deadline = 0.0
@@ -592,7 +559,7 @@ class Session:
     def __del__(self) -> None:  # pragma: no cover - safety net (a closed session: one test)
         # A session dropped unclosed closes its connection instead of pooling it: the garbage
         # collector has already cleared the weak references to it (the per-connection maps of
-        # clarisql.envs.cow and .limits forget it), so it must not come back to life in a pool.
+        # clarisql.envs.sandbox.cow and .limits forget it), so it must not come back to life in a pool.
         try:
             if self._conn is not None:
                 self._close(pool=False)
@@ -754,10 +721,10 @@ class Session:
         statement extensions allow (``inline_ok(sql)``: SUQL declines statements that call a
         model). When it is not done ``slice_s`` seconds after it started (at most a quarter of
         the budget) it is stopped, by the progress handler or by this thread's
-        :class:`~clarisql.envs.limits.SliceGuard` (a few ms later; SQLite sees the interrupt
+        :class:`~clarisql.envs.sandbox.limits.SliceGuard` (a few ms later; SQLite sees the interrupt
         between VM operations), and ``None`` comes back; so it does when it meets a value,
         row or LIKE pattern, or returns a result, past the inline caps
-        (:data:`~clarisql.envs.statements.INLINE_MAX_VALUE` and the others: one SQLite function
+        (:data:`~clarisql.envs.sandbox.statements.INLINE_MAX_VALUE` and the others: one SQLite function
         over long values cannot be interrupted). A stopped read changed nothing, so the caller
         runs it again with :meth:`execute`, the whole budget and the session's own caps. A model call met inside the statement (were one not named in its
         text: SQLite refuses them in views and triggers) also stops it, before the call.

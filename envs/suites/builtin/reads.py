@@ -1,17 +1,17 @@
 """The built-in domain's well-specified reads and its TrustSQL unanswerable requests (the
-attribute pools live in :data:`~clarisql.envs.suites.builtin_names.UNANSWERABLE`).
+attribute pools live in :data:`~clarisql.envs.suites.builtin.names.UNANSWERABLE`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import sql_str
-from clarisql.envs.suites.builtin_phrasing import (
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import sql_str
+from clarisql.envs.suites.builtin.phrasing import (
     MEASURES,
 )
-from clarisql.envs.suites.builtin_questions import Questions
+from clarisql.envs.suites.builtin.questions import Questions
 from clarisql.envs.synth.domain import COLUMN_KINDS, DomainDraft
 
 

@@ -58,8 +58,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clarisql.envs.image_files import cache_dir
-from clarisql.envs.suites import DatabaseSpec, Suite
+from clarisql.envs.sandbox.image_files import cache_dir
+from clarisql.envs.suites.base import DatabaseSpec, Suite
 from clarisql.envs.tasks import Task, load_tasks
 
 if TYPE_CHECKING:
@@ -110,17 +110,17 @@ class BuiltinDomain:
     description = DESCRIPTION
 
     def build_database(self, path: Path, rng: random.Random) -> Any:
-        from clarisql.envs.suites.builtin_db import build_database
+        from clarisql.envs.suites.builtin.db import build_database
 
         return build_database(path, rng)
 
     def tidy(self, text: str) -> str:
-        from clarisql.envs.suites.builtin_phrasing import tidy
+        from clarisql.envs.suites.builtin.phrasing import tidy
 
         return tidy(text)
 
     def plan(self, run: DomainRun) -> list[Quota]:
-        from clarisql.envs.suites.builtin_writes import BuiltinMakers
+        from clarisql.envs.suites.builtin.writes import BuiltinMakers
         from clarisql.envs.synth.domain import Quota
 
         m, c = BuiltinMakers(run), TARGET_COUNTS
@@ -153,19 +153,19 @@ def default_cache_dir() -> Path:
 
 #: The modules of this folder whose code decides the generated database and tasks.
 GENERATOR_SOURCES = (
-    "builtin.py",
-    "builtin_db.py",
-    "builtin_names.py",
-    "builtin_phrasing.py",
-    "builtin_questions.py",
-    "builtin_reads.py",
-    "builtin_intents.py",
-    "builtin_clarify.py",
-    "builtin_writes.py",
+    "__init__.py",
+    "db.py",
+    "names.py",
+    "phrasing.py",
+    "questions.py",
+    "reads.py",
+    "intents.py",
+    "clarify.py",
+    "writes.py",
 )
 #: The engine's modules that decide which drafts are kept (part of the fingerprint too).
 _ENGINE_SOURCES = tuple(
-    Path(__file__).resolve().parent.parent / "synth" / n
+    Path(__file__).resolve().parents[2] / "synth" / n
     for n in ("domain.py", "verify.py", "layers/common.py", "layers/unanswerable.py")
 )
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date, timedelta
 
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_clarify import Clarify
-from clarisql.envs.suites.builtin_db import District, project_name, sql_str
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.clarify import Clarify
+from clarisql.envs.suites.builtin.db import District, project_name, sql_str
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.tasks import Label, Underspec
 

@@ -6,7 +6,7 @@ Contract: :func:`load` returns the table digests stored for ``(image content, di
 (``os.replace``), so concurrent processes never see a half-written file and a lost race only
 costs a recomputation. A missing, unreadable or foreign file is ignored (recomputed), never an
 error. Files live in ``<cache dir>/digests/<content key>.json`` (see
-:func:`clarisql.envs.image_files.content_key`); ``CLARISQL_DIGEST_CACHE=0`` turns it off.
+:func:`clarisql.envs.sandbox.image_files.content_key`); ``CLARISQL_DIGEST_CACHE=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.image_files import cache_dir
+from clarisql.envs.sandbox.image_files import cache_dir
 
 _VERSION = 1
 

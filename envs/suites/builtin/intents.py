@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from clarisql.envs.suites.builtin_db import District
-from clarisql.envs.suites.builtin_phrasing import (
+from clarisql.envs.suites.builtin.db import District
+from clarisql.envs.suites.builtin.phrasing import (
     ENT,
     LOC,
     MEASURES,
     TBL,
     Q,
 )
-from clarisql.envs.suites.builtin_reads import Reads
+from clarisql.envs.suites.builtin.reads import Reads
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.tasks import Label, Underspec
 

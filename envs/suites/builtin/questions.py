@@ -4,9 +4,9 @@ auctions, bidders (one table per city and district) and enterprise finance (one 
 
 from __future__ import annotations
 
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import District
-from clarisql.envs.suites.builtin_phrasing import (
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import District
+from clarisql.envs.suites.builtin.phrasing import (
     ENT,
     LOC,
     MEASURES,

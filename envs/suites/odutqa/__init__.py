@@ -13,7 +13,7 @@ its tables. This module
 2. builds one SQLite database with a populated table per caption (209: choosing the table is part
    of the task, as in the paper) from the captions, a fixed seed and the union of EVERY record
    file of the data folder (``records_*.jsonl``), so it is the same whichever set is loaded
-   (:mod:`clarisql.envs.suites.odutqa_db`, :mod:`clarisql.envs.suites.odutqa_fit`): the gold
+   (:mod:`clarisql.envs.suites.odutqa.db`, :mod:`clarisql.envs.suites.odutqa.fit`): the gold
    rows, other enterprises, years, districts and projects, same-named projects elsewhere and
    look-alike names, so that reading a vague request literally or exploring instead of asking
    gives a wrong or ambiguous result;
@@ -22,7 +22,7 @@ its tables. This module
    ``suite.metadata["skipped"]``; a malformed record, e.g. one with a NULL in its gold answer,
    is left out of the database too and its reason kept in ``suite.metadata["bad_records"]``),
    and stores the literal reading of the request as ``metadata["naive_sql"]`` for the naive baseline
-   (:func:`clarisql.envs.suites.odutqa_literal.literal_sql`).
+   (:func:`clarisql.envs.suites.odutqa.literal.literal_sql`).
 
 The Fixed-mode simulator answers in Chinese templates modelled on the dataset's dialogues.
 The records' licence is unstated upstream: they are read from ``../shared/data/odutqa`` (or
@@ -43,7 +43,7 @@ from typing import Any
 
 import sqlglot
 
-from clarisql.envs.suites import DatabaseSpec, Suite
+from clarisql.envs.suites.base import DatabaseSpec, Suite
 from clarisql.envs.tasks import Label, Task, Underspec
 
 GENERATOR_VERSION = 2
@@ -68,7 +68,7 @@ def default_data_dir() -> Path:
     env = os.environ.get("CLARISQL_ODUTQA_DATA")
     if env:
         return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+    for base in (Path.cwd(), Path(__file__).resolve().parents[3]):
         cand = base.parent / "shared" / "data" / "odutqa" if base.name else base
         if cand.is_dir():
             return cand
@@ -228,7 +228,7 @@ def build_database(
     """Write the full database for ``records`` (pass every set's) to ``path``; return the
     indices of the records whose gold SQL does not reproduce their answer on it (a record with a
     :func:`record_problem` is left out of the database and counted among them)."""
-    from clarisql.envs.suites.odutqa_fit import build_full_database
+    from clarisql.envs.suites.odutqa.fit import build_full_database
 
     good = [i for i, rec in enumerate(records) if record_problem(rec) is None]
     kept = [records[i] for i in good]
@@ -246,7 +246,7 @@ def _generator_digest(records: list[dict[str, Any]], captions: dict[str, list[st
     """A hash of the records, the captions and the generator's source (the cache key)."""
     here = Path(__file__).parent
     h = hashlib.sha256(json.dumps([records, captions], ensure_ascii=False, sort_keys=True).encode())
-    for name in ("odutqa.py", "odutqa_db.py", "odutqa_fit.py"):
+    for name in ("__init__.py", "db.py", "fit.py"):
         h.update((here / name).read_bytes())
     return h.hexdigest()[:12]
 
@@ -255,9 +255,9 @@ def odutqa_suite(
     data: str | Path | None = None, cache_dir: str | Path | None = None, split: str = "dev"
 ) -> Suite:
     """The runnable ODUTQA-MDC tasks of one set over the full database (cached)."""
-    from clarisql.envs.database import DatabaseImage
+    from clarisql.envs.sandbox.database import DatabaseImage
     from clarisql.envs.suites.builtin import default_cache_dir
-    from clarisql.envs.suites.odutqa_literal import literal_sql
+    from clarisql.envs.suites.odutqa.literal import literal_sql
     from clarisql.rewards.match import execution_match
 
     records, captions = load_records(data, split)

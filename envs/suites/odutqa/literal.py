@@ -26,7 +26,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from clarisql.envs.suites.odutqa_db import caption_scope
+from clarisql.envs.suites.odutqa.db import caption_scope
 from clarisql.envs.tasks import Task
 
 _SUFFIX = {"land": "土地成交信息表", "community": "商品房成交价格表"}
@@ -179,7 +179,7 @@ def exploration_probe(suite: Any) -> dict[str, Any]:
     returns the gold answer), ``solved_by`` (ids per exploration variant) and
     ``exploration_failed`` (ids whose exploration query raised an SQL error: a probe bug).
     """
-    from clarisql.envs.database import DatabaseImage
+    from clarisql.envs.sandbox.database import DatabaseImage
 
     captions = suite.metadata.get("table_names") or []
     out: dict[str, Any] = {"underspecified": 0, "literal_solved": [], "exploration_solved": []}

@@ -36,6 +36,7 @@ import itertools
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
@@ -326,6 +327,7 @@ def slice_guard() -> SliceGuard:
 
 __all__ = [
     "ConnectionMap",
+    "SessionLimits",
     "SOFT_HEAP_LIMIT",
     "SliceGuard",
     "WATCHDOG",
@@ -335,3 +337,37 @@ __all__ = [
     "slice_guard",
     "trim_heap",
 ]
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Per-statement budget, result caps and the session's resource caps.
+
+    ``max_vm_steps`` is the statement's budget, counted in SQLite VM steps (the progress
+    handler's calls, every ``progress_steps`` steps): the same statement over the same database
+    takes the same steps on any machine under any load, so whether it fits never depends on the
+    clock (``None``: no step budget). ``timeout_s`` is a wall-clock safety cap above it
+    (progress handler, plus a watchdog interrupt ``watchdog_grace_s`` (at most 4 % of the cap)
+    after the deadline for long single operations);
+    ``max_rows``/``max_bytes`` cap what one statement may return (the rest is dropped and the
+    result is marked ``truncated``); ``max_sql_chars`` refuses huge statements up front.
+    ``max_value_bytes`` is SQLite's ``SQLITE_LIMIT_LENGTH`` (longest string, blob or row);
+    ``max_growth_bytes`` caps how far a writable session's ``main`` and ``temp`` databases may
+    grow; ``max_statement_memory_bytes`` caps how much one statement may grow SQLite's heap
+    (sorts, temporary b-trees; measured process-wide, so concurrent sessions share it).
+    A statement that writes is stopped ``write_reserve`` (a share of ``timeout_s``) before the
+    deadline: SQLite then undoes what it wrote, which takes time roughly in proportion to it
+    (about a quarter of the writing time here), so the step still ends within its budget.
+    """
+
+    timeout_s: float = 2.0
+    max_rows: int = 10_000
+    max_bytes: int = 4_000_000
+    max_sql_chars: int = 100_000
+    max_value_bytes: int = 1_000_000
+    progress_steps: int = 1_000
+    max_vm_steps: int | None = 100_000_000
+    max_growth_bytes: int = 64_000_000
+    max_statement_memory_bytes: int = 192_000_000
+    watchdog_grace_s: float = 0.05
+    write_reserve: float = 0.2

@@ -2,7 +2,7 @@
 
 Contract
 - :func:`check_database_file` opens a file read-only and raises
-  :class:`~clarisql.envs.database.DatabaseFileError` (one line, naming the file) unless it is a
+  :class:`~clarisql.envs.sandbox.database.DatabaseFileError` (one line, naming the file) unless it is a
   usable SQLite database: the header, the schema, and a page count that fits the file's size;
   files up to :data:`QUICK_CHECK_MAX_BYTES` also pass ``PRAGMA quick_check`` (on larger ones it
   would read the whole file at every cold start).
@@ -11,7 +11,7 @@ Contract
   in the cache folder (keyed by the source's identity and the statements) and shared by every
   process.
 - :func:`content_key` names a file's content cheaply (path, size, mtime and SQLite's file change
-  counter), for caches that outlive the process (:mod:`clarisql.envs.digest`'s on-disk cache).
+  counter), for caches that outlive the process (:mod:`clarisql.envs.state.digest`'s on-disk cache).
 - :func:`cache_dir` is ``$CLARISQL_CACHE_DIR`` or ``~/.cache/clarisql``.
 """
 
@@ -31,9 +31,11 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "clarisql"
 
 
-def _error(msg: str) -> Exception:
-    from clarisql.envs.database import DatabaseFileError
+class DatabaseFileError(ValueError):
+    """A database file is missing, not a file, or not a valid SQLite database (one-line message)."""
 
+
+def _error(msg: str) -> Exception:
     return DatabaseFileError(msg)
 
 

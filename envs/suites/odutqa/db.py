@@ -2,7 +2,7 @@
 
 ODUTQA-MDC publishes its table captions and gold records but not its tables. :func:`plan_rows`
 plans one table per caption (land deals 103, housing sales 102, enterprise finance 4; one column
-set per domain) full of plausible rows; :mod:`clarisql.envs.suites.odutqa_fit` fits them to the
+set per domain) full of plausible rows; :mod:`clarisql.envs.suites.odutqa.fit` fits them to the
 gold answers and writes the SQLite file.
 
 Contract

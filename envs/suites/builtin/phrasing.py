@@ -2,7 +2,7 @@
 surfaces (abbreviations, misspellings) of its names.
 
 :class:`Q` is a question template over one table; :class:`BuiltinBase` holds the seeded ``rng``,
-the invented :class:`~clarisql.envs.suites.builtin_db.World` and the engine's database reads
+the invented :class:`~clarisql.envs.suites.builtin.db.World` and the engine's database reads
 (:class:`~clarisql.envs.synth.domain.DomainRun`), and picks places, years and companies. The
 makers (:mod:`.builtin_reads`, :mod:`.builtin_intents`, :mod:`.builtin_clarify`,
 :mod:`.builtin_writes`) build on it. Changing anything here changes the generated suite.
@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import District, World, possessive, sql_str
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import District, World, possessive, sql_str
 from clarisql.envs.synth.domain import DomainRun, misspell
 
 # Text and SQL placeholders of question templates.

@@ -15,9 +15,9 @@ Contract
   a one-row UPDATE costs two keyed lookups; a full pass over a written table's rows is the
   fallback (schema changes, keys that may hold NULL, many changed rows). No sorting. The
   environment compares those changes without the image's totals
-  (:mod:`clarisql.envs.state_digest`); an image table's digest, needed only for absolute values
+  (:mod:`clarisql.envs.state.deferred`); an image table's digest, needed only for absolute values
   (:func:`image_digest`, :func:`session_digest`) or after a full pass, is computed once per
-  database content and table and cached on disk (:mod:`clarisql.envs.digest_cache`). A full
+  database content and table and cached on disk (:mod:`clarisql.envs.state.digest_cache`). A full
   pass renders rows in SQL, hashes their bytes and sums the hashes vectorised (numpy).
 
 :func:`sorted_state_hash` is the naive reference (sort every table, hash it all), kept for tests
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 import apsw
 import numpy as np
 
-from clarisql.envs import digest_cache
+from clarisql.envs.state import digest_cache
 
 if TYPE_CHECKING:
-    from clarisql.envs.database import DatabaseImage, Session
+    from clarisql.envs.sandbox.database import DatabaseImage, Session
 
 #: DySQL-Bench's volatile columns: values SQLite or triggers set from the clock.
 DEFAULT_VOLATILE_COLUMNS: tuple[str, ...] = ("last_update", "updated_at", "created_at", "timestamp")
@@ -308,24 +308,6 @@ def image_digest(image: DatabaseImage, config: DigestConfig | None = None) -> st
     return combine({t: image_table_digest(image, t, config) for t in tables}, config)
 
 
-def session_digest(session: Session, config: DigestConfig | None = None) -> str:
-    """Absolute digest of a session's current state (hashes every image table not yet cached;
-    the environment compares :meth:`~clarisql.envs.state_digest.StateDigest.key` instead)."""
-    from clarisql.envs.state_digest import session_state
-
-    return session_state(session, config or DigestConfig()).absolute()
-
-
-def session_table_digests(
-    session: Session, config: DigestConfig | None = None
-) -> dict[str, TableDigest]:
-    """Absolute per-table digests of a session's current state
-    (:func:`clarisql.envs.state_digest.session_state`, resolved against the image's cache)."""
-    from clarisql.envs.state_digest import session_state
-
-    return session_state(session, config or DigestConfig()).table_digests()
-
-
 def sorted_state_hash(conn: apsw.Connection, config: DigestConfig | None = None) -> str:
     """Naive reference: read every table, sort its rows, hash everything (DySQL-Bench's way)."""
     config = config or DigestConfig()
@@ -355,7 +337,6 @@ __all__ = [
     "combine",
     "connection_digest",
     "image_digest",
-    "session_digest",
     "sorted_state_hash",
     "table_digest",
 ]

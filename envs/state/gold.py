@@ -7,11 +7,11 @@
 - :func:`gold_ordered` says whether row order matters: the task's flag, else whether the gold
   query's outermost SELECT has an ORDER BY (parsed with sqlglot).
 - :func:`gold_state` replays ``gold_actions`` on a fresh copy-on-write session and describes the
-  result as changes to the image (:func:`clarisql.envs.state_digest.session_state`; no image
+  result as changes to the image (:func:`clarisql.envs.state.deferred.session_state`; no image
   table is hashed). Cached by (database, actions, digest config).
 - :func:`gold_digest` is the task's ``gold_digest`` when it carries one (an absolute digest: the
   episode's final digest is then absolute too), else the gold state's
-  :meth:`~clarisql.envs.state_digest.StateDigest.key`.
+  :meth:`~clarisql.envs.state.deferred.StateDigest.key`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 import sqlglot
 from sqlglot.tokens import TokenType
 
-from clarisql.envs.database import DatabaseImage, SessionLimits
-from clarisql.envs.digest import DigestConfig
-from clarisql.envs.state_digest import StateDigest, session_state
+from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
+from clarisql.envs.state.deferred import StateDigest, session_state
+from clarisql.envs.state.digest import DigestConfig
 from clarisql.envs.tasks import Task
 
 _LOCK = threading.Lock()

@@ -4,7 +4,7 @@ Contract
 - :func:`state_diff` compares, table by table, three states of a write task's database: the
   untouched image (``initial``), the gold state (the task's golden actions replayed on a fresh
   session) and the episode's final session. Each state is a
-  :class:`~clarisql.envs.state_digest.StateDigest` (the image plus per-table changes), so the
+  :class:`~clarisql.envs.state.deferred.StateDigest` (the image plus per-table changes), so the
   diff says which tables differ and their row counts, not which rows.
 - Cost: no image table is hashed for it. A table's change against the image is compared
   directly (the same canonical changes the grader's state keys fold, so ``matches_gold``
@@ -21,10 +21,10 @@ from typing import Any
 
 import apsw
 
-from clarisql.envs.database import DatabaseImage
-from clarisql.envs.digest import DigestConfig
-from clarisql.envs.gold import GoldError, gold_state
-from clarisql.envs.state_digest import StateDigest, image_row_count, image_tables
+from clarisql.envs.sandbox.database import DatabaseImage
+from clarisql.envs.state.deferred import StateDigest, image_row_count, image_tables
+from clarisql.envs.state.digest import DigestConfig
+from clarisql.envs.state.gold import GoldError, gold_state
 from clarisql.envs.tasks import Task
 
 
@@ -33,7 +33,7 @@ def state_diff(
 ) -> dict[str, Any] | None:
     """The table-level diff of a write task's final state against gold (module docstring).
 
-    ``final``: the episode's state (:func:`~clarisql.envs.state_digest.session_state` of its
+    ``final``: the episode's state (:func:`~clarisql.envs.state.deferred.session_state` of its
     session, which the environment takes once for the final-state digest too).
 
     ``{"tables": [{"table", "initial_rows", "gold_rows", "final_rows", "matches_gold",

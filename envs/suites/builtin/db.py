@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from clarisql.envs.suites import builtin_names as N
+from clarisql.envs.suites.builtin import names as N
 
 #: The default finance years; each seed's database covers four consecutive years starting at
 #: one of :data:`FIN_STARTS` (``World.fin_years``), so a year's existence is the database's call.

@@ -11,7 +11,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from clarisql.envs.suites.hybrid import (
+from clarisql.envs.suites.hybrid.world import (
     CONCEPT_QUESTIONS,
     CUISINES,
     NEIGHBORHOODS,
@@ -220,7 +220,7 @@ def verify_tasks(db_path: str | Path, tasks: list[Any]) -> list[Any]:
     """The tasks to keep: every gold query must return the facts' answer (else the generator is
     broken: raise); tasks whose gold answer is trivial or whose keyword reading already gives it
     are dropped."""
-    from clarisql.envs.database import DatabaseImage, SessionLimits
+    from clarisql.envs.sandbox.database import DatabaseImage, SessionLimits
     from clarisql.envs.suql import using
 
     img = DatabaseImage(db_path)

@@ -1,6 +1,6 @@
 """Fitting the planned ODUTQA-MDC rows to the gold answers, and writing the database file.
 
-:func:`build_full_database` inserts the rows :func:`clarisql.envs.suites.odutqa_db.plan_rows`
+:func:`build_full_database` inserts the rows :func:`clarisql.envs.suites.odutqa.db.plan_rows`
 plans, then, for every record whose gold SQL ranks rows (ORDER BY, MAX, MIN):
 
 - **spread**: rows an agent would reach by exploring instead of asking are made to outrank the
@@ -27,7 +27,7 @@ import sqlglot
 import sqlite_utils
 from sqlglot import exp
 
-from clarisql.envs.suites.odutqa_db import (
+from clarisql.envs.suites.odutqa.db import (
     COLUMNS,
     SEED,
     _conjuncts,
@@ -129,7 +129,7 @@ def spread(
     surfaces: dict[str, str],
 ) -> None:
     """Make the rows exploration would reach outrank the record's winners (module docstring)."""
-    from clarisql.envs.suites.odutqa_literal import relax_names
+    from clarisql.envs.suites.odutqa.literal import relax_names
 
     tree = sqlglot.parse_one(rec["SQL"], read="sqlite")
     keys = rank_keys(tree)

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from clarisql.envs.explorers import Candidate, unrankable, value_stats
-from clarisql.envs.suites import builtin_names as N
-from clarisql.envs.suites.builtin_db import District, possessive, sql_str
-from clarisql.envs.suites.builtin_intents import Intents
-from clarisql.envs.suites.builtin_phrasing import ENT, Q, nearest_year
+from clarisql.envs.suites.builtin import names as N
+from clarisql.envs.suites.builtin.db import District, possessive, sql_str
+from clarisql.envs.suites.builtin.intents import Intents
+from clarisql.envs.suites.builtin.phrasing import ENT, Q, nearest_year
 from clarisql.envs.synth.domain import DomainDraft
 from clarisql.envs.synth.verify import same_answer
 from clarisql.envs.tasks import Label, Underspec

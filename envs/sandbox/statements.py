@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 if TYPE_CHECKING:
-    from clarisql.envs.database import SessionLimits
+    from clarisql.envs.sandbox.limits import SessionLimits
 
 #: what a writable session may run inline (:meth:`Session.execute_inline`): statements that
 #: cannot change the database (an interrupted read changed nothing, so it can be run again)
