@@ -465,11 +465,16 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
     ) -> None:
         """Label precision and recall facts of one clarify turn (see :class:`TurnRecord`):
         the distinct labels asked (a free-text turn: the aspects the gate mapped it to, or what
-        it revealed if more), at least one thing per turn; those that are gold labels."""
+        it revealed if more), at least one thing per turn; those that are gold labels. A turn
+        the gate refused as too broad found nothing: everything it asked is unneeded."""
         assert self.task is not None and self.record is not None
         gold = {_unit(u.label) for u in self.task.underspecs}
         asked = {_unit(lb) for lb in act.labels}
-        hit = (asked & gold) | {_unit(u.label) for u in revealed}
+        refused = bool(sim_info.get("broad")) or str(sim_info.get("vague", "")).startswith(
+            "too broad"
+        )
+        hit = set() if refused else (asked & gold)
+        hit |= {_unit(u.label) for u in revealed}
         units = len(asked)
         if not act.labels:
             aspects = sim_info.get("aspects") or []

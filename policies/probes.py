@@ -434,12 +434,15 @@ class _AskThenWrite(Policy):
 
 class LabelShotgunPolicy(_AskThenWrite):
     """One clarify listing ``intent``, every slot as Missing and every utterance span × slot ×
-    {Error, Unmatch, not-exist}."""
+    {Error, Unmatch, not-exist}: as many as one valid action may carry
+    (:data:`clarisql.envs.actions.MAX_LABELS`; more is an invalid action, refused unread)."""
 
     name = "label-shotgun"
 
     def asks(self, request: str, schema: str) -> list[ActionLike]:
-        labels = candidate_labels(request, schema)
+        from clarisql.envs.actions import MAX_LABELS as ACTION_MAX_LABELS
+
+        labels = candidate_labels(request, schema)[:ACTION_MAX_LABELS]
         return [
             {"type": "clarify", "question": "Could you clarify all of these?", "labels": labels}
         ]

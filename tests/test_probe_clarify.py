@@ -74,8 +74,9 @@ def test_candidate_labels_cover_the_gold_without_reading_it() -> None:
 def test_label_shotgun_and_sweep_ask_every_needed_label_and_pay_for_the_rest(
     tmp_path: Path,
 ) -> None:
-    """Under the label gate both find every needed label (recall 1: they are not blind), and
-    every preset charges them below the oracle and the honest agent that misses."""
+    """The shotgun lists every needed label (it is not blind), yet the bounded gate refuses the
+    turn (nothing found); the sweep finds them a few at a time; every preset charges both below
+    the oracle and the honest agent that misses."""
     tasks = _small(tmp_path)
     env = _env(tmp_path, tasks)
     runs = {}
@@ -84,8 +85,11 @@ def test_label_shotgun_and_sweep_ask_every_needed_label_and_pay_for_the_rest(
         runs[pol] = [run_episode(env, p, t.id) for t in tasks]
     for r, t in zip(runs["label-shotgun"], tasks):
         if t.underspecs:
-            assert r.summary["label_recall"] == 1.0
-            assert r.summary["unneeded_clarifications"] > 20
+            listed = {Label.parse(lb).key() for lb in candidate_labels(t.utterance)}
+            assert {u.label.key() for u in t.underspecs} <= listed, t.id  # not blind
+            # one thing at a time: the turn is refused (by the gate, or past the parser's label
+            # cap), so nothing is found
+            assert r.summary["label_recall"] == 0.0
     sweep = [r for r, t in zip(runs["label-sweep"], tasks) if t.id == "t/from"][0]
     assert sweep.summary["label_recall"] == 1.0  # ["", "year", "Missing"] is swept early
     for preset in PRESETS:
@@ -261,3 +265,25 @@ def test_ablate_search_cli_writes_its_report(tmp_path: Path) -> None:
     assert [r["spec"] for r in res] == ["default", "outcome"]
     assert all(set(r["honest"]) == {"oracle", "oracle-miss:0.1"} for r in res)
     assert "| default |" in (out / "search.md").read_text()
+
+
+def test_a_turn_refused_as_too_broad_finds_nothing_and_pays_for_everything(
+    tmp_path: Path,
+) -> None:
+    """Within the parser's cap but past the gate's bound: the gold label among the six asked
+    is not found (nothing was revealed) and all six are unneeded."""
+    tasks = _small(tmp_path)
+    env = _env(tmp_path, tasks)
+    t = next(t for t in tasks if t.underspecs)
+    gold = [t.underspecs[0].label.to_list()] if hasattr(t.underspecs[0].label, "to_list") else None
+    labels = [["", s, "Missing"] for s in ("year", "city", "district", "region")]
+    labels += [["x", "county", "not-exist"]]
+    if gold:
+        labels += gold
+    else:
+        labels += ["intent"]
+    env.reset(options={"task_id": t.id})
+    _, _, _, _, info = env.step({"type": "clarify", "question": "?", "labels": labels})
+    _, _, _, _, info = env.step({"type": "abstain", "reason": "done"})
+    s = info["episode"]
+    assert s["label_recall"] == 0.0 and s["unneeded_clarifications"] == 6
