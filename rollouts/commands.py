@@ -232,6 +232,7 @@ def _add_run_options(p: argparse.ArgumentParser, single_policy: bool) -> None:
         "--max-episode-tokens",
         type=int,
         default=None,
+        metavar="N",
         help="hf: new tokens one episode may generate in all; then the policy stops the episode",
     )
     g.add_argument(
@@ -788,13 +789,25 @@ def add_commands(subparsers: Any) -> None:
         "the honest references under each spec (needs --suite)",
     )
     p.add_argument(
-        "--search-tasks", type=int, default=60, help="tasks the search plays on (default 60)"
+        "--search-tasks",
+        type=int,
+        metavar="N",
+        default=60,
+        help="tasks the search plays on (default 60)",
     )
     p.add_argument(
-        "--search-population", type=int, default=12, help="strategies per iteration (default 12)"
+        "--search-population",
+        type=int,
+        metavar="N",
+        default=12,
+        help="strategies per iteration (default 12)",
     )
     p.add_argument(
-        "--search-iterations", type=int, default=4, help="CEM iterations per spec (default 4)"
+        "--search-iterations",
+        type=int,
+        metavar="N",
+        default=4,
+        help="CEM iterations per spec (default 4)",
     )
     _add_run_options(p, single_policy=False)
     p.set_defaults(func=_guard("ablate", _ablate))

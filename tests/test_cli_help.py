@@ -80,6 +80,14 @@ def test_every_subcommand_and_option_is_described(path, parser):
     assert not problems, f"{path}: " + "; ".join(problems)
 
 
+def test_every_option_that_takes_a_value_names_it() -> None:
+    for path, parser in COMMANDS:
+        for a in parser._actions:
+            takes = a.option_strings and a.nargs != 0 and not a.choices and a.type is not None
+            if takes and a.type in (int, float):
+                assert a.metavar, f"{path} {a.option_strings[0]}: a number option without a metavar"
+
+
 def test_one_spelling_for_the_same_thing():
     seen: dict[str, set[str]] = {}
     for path, parser in COMMANDS:

@@ -86,12 +86,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--max-message-bytes",
         type=int,
         default=1 << 20,
+        metavar="N",
         help="largest WebSocket message / HTTP body taken (refused with an error past it)",
     )
     p.add_argument(
         "--memory-budget-mb",
         type=float,
         default=None,
+        metavar="N",
         help="refuse new sessions while the server's memory is above this (default: 80%% of RAM)",
     )
     p.set_defaults(func=_serve)
