@@ -221,3 +221,19 @@ def test_the_same_label_twice_is_not_refused() -> None:
     assert reply.earned and "Station" in reply.text
     # two different kinds on one span stay refused
     assert label_breadth([err, Label("Unmatch", "Staiton", "district")]) is not None
+
+
+def test_identifiers_in_a_long_question_take_linear_time() -> None:
+    # (the old pattern scanned from every letter of a long word to its end: ~1 s of CPU for an
+    # 8,000-character question, quadratic beyond; a subprocess with a bound far above the linear
+    # cost, so no timing is measured)
+    import subprocess
+    import sys
+
+    code = (
+        "from clarisql.envs.simulators.gate.text import literal_identifiers as f, normalize;"
+        "ids = frozenset({normalize('totalPrice'), normalize('unit_price')});"
+        "assert f('a' * 400000 + ' totalPrice and unit_price', ids) == ids;"
+        "assert f('xtotalPrice', ids) == set()"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -17,8 +17,8 @@ Contract
   content ("anything unclear?", "tell me everything"). A content named only inside a long run
   copied from the request does not count (:func:`~.text.mentions_specifically`).
 - Several labels addressed by one (non-vague) question are all answered in one reply, the Fixed
-  simulator's rule for several labels; a suite sets its own limits with
-  ``metadata["gate_rules"]`` (:class:`GateRules` fields).
+  simulator's rule for several labels; a suite or run sets its own limits with the simulator
+  keyword ``gate_rules`` (:class:`GateRules` fields; ``simulator_kwargs: {gate_rules: {...}}``).
 
 Mappers: :class:`~.offline.OfflineMapper` (lexical cues plus, with the ``gate`` extra, sentence
 embeddings of a packaged model; no network) and :class:`~.llm.LLMMapper` (a two-stage parser

@@ -128,13 +128,20 @@ def identifiers_mentioned(question: str, identifiers: frozenset[str]) -> set[str
     return hits
 
 
+_IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9_])(?:[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)"
+)
+
+
 def literal_identifiers(question: str, identifiers: frozenset[str]) -> set[str]:
     """Schema names the question spells out *as identifiers* (``snake_case``, ``camelCase`` or a
     name of one token spelled as in the schema); ordinary words that happen to be column names
     ("status", "total price") do not count."""
     raw = unicodedata.normalize("NFKC", question)
     hits = set()
-    for m in re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*", raw):
+    # (matches start only where a word starts: from every letter of a long word the old pattern
+    # scanned to the word's end, quadratic in its length; these are the same names in linear time)
+    for m in _IDENTIFIER.finditer(raw):
         name = normalize(m.group(0))
         if name in identifiers:
             hits.add(name)
