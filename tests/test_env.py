@@ -157,9 +157,10 @@ def test_failing_gold_ends_the_episode_scored(tmp_path: Path) -> None:
 def test_unneeded_clarification_is_charged_and_label_precision_recall_recorded(
     suite_file: Path,
 ) -> None:
-    """A shotgun clarify that gets every gold value back still pays for every label the task
-    did not need, so it scores below a precise agent; the record carries ODUTQA's label
-    precision and recall (pure functions of it: a rescore gives the same reward)."""
+    """A shotgun clarify (the gate refuses it as too broad: it finds nothing) pays for every label
+    it asked, so even with the gold SQL written anyway it scores below a precise agent; the
+    record carries ODUTQA's label precision and recall (pure functions of it: a rescore gives
+    the same reward)."""
     from clarisql.rewards import EpisodeRecord, load_reward_spec, score_episode
 
     shot = [["", "year", "Missing"], ["", "city", "Missing"], ["", "district", "Missing"]]
@@ -175,15 +176,26 @@ def test_unneeded_clarification_is_charged_and_label_precision_recall_recorded(
             env.step({"type": "execute", "sql": GOLD})
             *_, info = env.step({"type": "stop"})
             ep = info["episode"]
-            assert ep["correct"] is True and ep["label_recall"] == 1.0
+            assert ep["correct"] is True
+            assert ep["label_recall"] == (1.0 if name == "precise" else 0.0)
             rec = EpisodeRecord.from_dict(ep["record"])
             assert score_episode(rec, load_reward_spec(reward))[0] == pytest.approx(ep["reward"])
             rewards[name] = ep["reward"]
             if name == "shotgun":
-                assert ep["label_precision"] == pytest.approx(1 / 5)
-                assert ep["unneeded_clarifications"] == 4
+                assert ep["label_precision"] == 0.0
+                assert ep["unneeded_clarifications"] == 5
         assert rewards["precise"] == pytest.approx(precise)
         assert rewards["shotgun"] <= 0.0 < rewards["precise"]
+    for reward in ("default", "reliability_phi10"):  # within the bounds: answered, and charged
+        env = make(suite_file, reward=reward)
+        env.reset(options={"task_id": "read/from"})
+        two = [["", "year", "Missing"], ["", "city", "Missing"]]
+        env.step({"type": "clarify", "question": "?", "labels": two})
+        *_, info = env.step({"type": "stop", "sql": GOLD})
+        ep = info["episode"]
+        assert ep["correct"] and ep["label_recall"] == 1.0
+        assert ep["label_precision"] == pytest.approx(1 / 2) and ep["unneeded_clarifications"] == 1
+        assert ep["reward"] < 1.0
     env = make(suite_file)
     env.reset(options={"task_id": "read/from"})  # a question about nothing it needs
     env.step({"type": "clarify", "question": "Which city?", "labels": [["", "city", "Missing"]]})
