@@ -13,6 +13,12 @@ Contract
   unanswerable questions treat it as possibly holding anything (when in doubt, answerable).
 - :func:`synonyms` gives a word's synonym group (``height`` ~ ``altitude`` ~ ``elevation``) for
   the unanswerable check.
+- :func:`entity_kind` says what kind of thing a table's rows are (a person, a place, a product,
+  a transaction, an organisation, an event, a creative work, an animal, a vehicle), from the
+  words of the table's name first, then of its columns; :data:`WORLD_ATTRIBUTES` lists, per kind,
+  attributes such things have in the world (``date of birth`` of a person, ``population`` of a
+  place). A table that lacks one of them is asked for it as TrustSQL's column-related kind; the
+  same words are real columns of other databases, so no word marks a question unanswerable.
 
 The lexicon is hand-written because no library maps schema abbreviations to words; it holds
 general database vocabulary, not one database's columns.
@@ -230,6 +236,100 @@ def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:
     return out
 
 
+#: kind of entity -> words that name such entities in a table name (singular, lower case)
+ENTITY_CUES: dict[str, frozenset[str]] = {
+    kind: frozenset(words.split())
+    for kind, words in (
+        ("person", "person people customer client employee staff actor artist author singer "
+         "player student member user patient teacher instructor driver manager owner guest "
+         "passenger pilot doctor physician nurse musician composer director writer host "
+         "buyer seller vendor contact worker volunteer coach referee candidate voter "
+         "professor faculty resident tenant visitor traveller traveler agent entertainer "
+         "friend representative rep captain athlete swimmer gymnast poker conductor"),
+        ("place", "city country address location place region state town airport station "
+         "store shop branch venue stadium hotel building room apartment property park "
+         "district neighbourhood neighborhood campus warehouse office museum"),
+        ("organisation", "company department team club school college university firm "
+         "organisation organization agency institution bank supplier manufacturer publisher "
+         "label studio hospital church party league division unit band orchestra"),
+        ("product", "product item part good merchandise wine beer dish food drink ingredient "
+         "device phone computer toy furniture equipment asset stock inventory tool"),
+        ("work", "track song album film movie book playlist show episode game painting artwork "
+         "photo video course lesson program programme genre category article paper recording "
+         "podcast"),
+        ("transaction", "invoice order payment rental sale purchase transaction booking "
+         "reservation subscription contract loan claim shipment delivery refund bill receipt "
+         "ticket transcript enrolment enrollment registration appointment visit"),
+        ("event", "event concert match performance festival meeting conference race "
+         "competition tournament flight trip journey session class exam election "
+         "engagement treatment procedure"),
+        ("animal", "dog cat pet animal horse bird breed"),
+        ("vehicle", "car vehicle truck bus bike bicycle aircraft airplane plane ship boat "
+         "train model make"),
+    )
+}  # fmt: skip
+
+#: kind -> attributes such entities have in the world (TrustSQL's column-related kind asks a
+#: table of that kind for one it lacks; many are real columns of other databases)
+WORLD_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "person": ("date of birth", "gender", "nationality", "phone number", "email address",
+               "middle name", "nickname", "home address", "job title", "salary", "height",
+               "marital status", "preferred language", "place of birth", "hire date",
+               "emergency contact", "website"),
+    "place": ("population", "time zone", "area in square kilometres", "elevation",
+              "postal code", "year founded", "opening hours", "phone number", "latitude",
+              "number of floors", "manager", "capacity", "website"),
+    "organisation": ("year founded", "number of employees", "headquarters address",
+                     "website", "phone number", "budget", "annual revenue", "founder",
+                     "motto", "email address", "stock ticker"),
+    "product": ("weight", "colour", "size", "release date", "manufacturer", "customer rating",
+                "warranty period", "country of origin", "barcode", "shelf life",
+                "list price", "discontinued date", "supplier"),
+    "work": ("release date", "language", "publisher", "rating", "number of reviews",
+             "running time", "copyright holder", "budget", "award count", "age rating",
+             "original title", "theme", "isbn"),
+    "transaction": ("payment method", "discount", "tax amount", "shipping cost", "currency",
+                    "due date", "status", "delivery date", "sales channel", "coupon code",
+                    "approval date", "cancellation reason"),
+    "event": ("start time", "end time", "attendance", "ticket price", "organiser", "sponsor",
+              "duration", "weather", "dress code", "capacity", "broadcaster"),
+    "animal": ("breed", "weight", "date of birth", "colour", "vaccination date",
+               "microchip number", "owner", "gender", "height"),
+    "vehicle": ("colour", "mileage", "fuel type", "number of seats", "top speed",
+                "licence plate", "engine size", "year built", "weight", "price"),
+    "thing": ("description", "status", "owner", "creation date", "colour", "size",
+              "priority", "notes", "location", "rating"),
+}  # fmt: skip
+
+
+def _singular_word(w: str) -> str:
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def entity_kind(table: str, columns: tuple[str, ...] | list[str] = ()) -> str:
+    """What kind of thing a row of ``table`` is (a key of :data:`WORLD_ATTRIBUTES`): the last
+    word of the table's name that is a cue wins (``invoice_items`` -> its ``item`` is a
+    product... ``customer_payments`` -> ``transaction``), then the table's name-like columns
+    (``first_name`` -> ``person``), else ``thing``."""
+    ws = [_singular_word(w) for w in split_name(table) if w not in TABLE_PREFIXES]
+    for w in reversed(ws):
+        for kind, cues in ENTITY_CUES.items():
+            if w in cues:
+                return kind
+    names = " ".join(columns).lower()
+    if re.search(r"first_?name|last_?name|birth|gender|surname", names):
+        return "person"
+    if re.search(r"latitude|longitude|population", names):
+        return "place"
+    return "thing"
+
+
 def synonyms(word: str) -> frozenset[str]:
     """The word's synonym group (the word alone when it has none)."""
     w = word.lower()
@@ -243,6 +343,9 @@ def synonyms(word: str) -> frozenset[str]:
 __all__ = [
     "ABBREVIATIONS",
     "UNITS",
+    "ENTITY_CUES",
+    "WORLD_ATTRIBUTES",
+    "entity_kind",
     "short_description",
     "table_prefixed",
     "clear_descriptions",

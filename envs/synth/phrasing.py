@@ -79,9 +79,14 @@ def plural(words: str) -> str:
     return words + "s"
 
 
+def frame(frames: tuple[str, ...], rng: random.Random) -> str:
+    """One of ``frames`` (seeded choice), unfilled: a minimal pair fills the same frame twice."""
+    return frames[rng.randrange(len(frames))]
+
+
 def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
     """One of ``frames`` (seeded choice) with its slots filled."""
-    return frames[rng.randrange(len(frames))].format(**slots)
+    return frame(frames, rng).format(**slots)
 
 
 __all__ = [
@@ -89,6 +94,7 @@ __all__ = [
     "ATTR_OF_RECORD",
     "ATTR_WHERE",
     "JOIN_LIST",
+    "frame",
     "pick",
     "plural",
     "quote",

@@ -45,6 +45,7 @@ from clarisql.envs.synth.describe import dictionary_text, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.freetext import freetext_tasks
+from clarisql.envs.synth.layers.twins import twin_tasks
 from clarisql.envs.synth.llm import LLMError
 from clarisql.envs.synth.names import clear_descriptions, set_descriptions, table_prefixed
 from clarisql.envs.synth.profile import profile_lake
@@ -142,6 +143,15 @@ def _coverage(lake: LakeProfile, tasks: list[Task]) -> list[str]:
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+def _round_robin(*lists: list[Task]) -> list[Task]:
+    """One from each list in turn (``a[0], b[0], c[0], a[1], ...``), then the longer ones' rest."""
+    out: list[Task] = []
+    for i in range(max(map(len, lists), default=0)):
+        for xs in lists:
+            out += xs[i : i + 1]
+    return out
 
 
 def synthesize(config: SynthConfig) -> SynthResult:
@@ -404,7 +414,11 @@ def _assemble(
         name: take(by_layer[name], wanted[name]) for name in ("clarify", "unanswerable", "write")
     }
     want_ws = config.tasks - sum(made.values())
-    made["well-specified"] = take(free.answer + [draft_task(d, db_name) for d in drafts], want_ws)
+    # minimal pairs (layers.twins): up to half the well-specified share are the answerable twins
+    # of tasks the schema or the data decides, taken in turn with drafted and free-text reads
+    twins = twin_tasks(chosen, v, want_ws // 2, set(seen))
+    ws = _round_robin(twins, [draft_task(d, db_name) for d in drafts], free.answer)
+    made["well-specified"] = take(ws, want_ws)
     if made["well-specified"] < want_ws:
         extra = more(want_ws - made["well-specified"] + 10)
         made["well-specified"] += take(

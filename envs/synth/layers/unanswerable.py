@@ -5,14 +5,23 @@ Kinds (TrustSQL's definitions; strings from :data:`clarisql.envs.tasks.UNANSWERA
   that does not have it and is more than two joins away from that table (discovered join pairs and
   shared id-like columns); no table within two joins has a column of that name either, so the
   value cannot be read off the record or a short join path.
-- ``[1]`` column-related: a column that would fit the table (chosen by the table's own cues:
-  people, money, names, places, dates) but that no table of the lake has.
-- ``[2]`` column-unrelated: a column from an unrelated domain (``blood type`` of an invoice) whose
-  words appear nowhere in the lake's schema.
-- ``[3]`` non-sql: about columns that exist, but needs what SQL alone cannot do (a chart, a
-  forecast with a model, a translation, an e-mail, a summary in prose).
-- ``[4]`` out-of-domain: nothing to do with the database (no content word of it appears in the
-  schema's names or the profiled values).
+- ``[1]`` column-related: an attribute that entities of the table's kind have in the world
+  (:func:`~clarisql.envs.synth.names.entity_kind`, :data:`~clarisql.envs.synth.names.WORLD_ATTRIBUTES`:
+  the ``date of birth`` of a customer, the ``population`` of a city) but that no table of the
+  lake has.
+- ``[2]`` column-unrelated: an attribute of another kind of entity (the ``breed`` of an invoice)
+  none of whose words appears in the lake's schema or values.
+- ``[3]`` non-sql: about columns that exist, but needs what no agent with SQL and text has (a
+  chart, a printer, a message to a phone, a call, a calendar entry).
+- ``[4]`` out-of-domain: about the kind of thing a table holds, in the database's own words, but
+  asking for advice, opinion or general knowledge that no row holds ("What makes a good
+  playlist?").
+
+Minimal pairs: the three column kinds ask in the frames of :mod:`clarisql.envs.synth.phrasing`
+that answerable lookups and listings use, and each carries its answerable twin in
+``metadata["twin"]``: the same frame, subject, key and value with a column the table has
+(:mod:`.twins` turns it into a well-specified task). Only the attribute, which the schema
+decides, tells the twins apart.
 
 "The column is absent" means: no column of the checked tables has the same words, a superset or a
 subset of them, or a name at difflib similarity >= 0.8. ``metadata["naive_sql"]`` is what a policy
@@ -44,75 +53,36 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
-from clarisql.envs.synth.names import in_words, speakable, split_name, synonyms
+from clarisql.envs.synth.names import (
+    WORLD_ATTRIBUTES,
+    entity_kind,
+    in_words,
+    speakable,
+    split_name,
+    synonyms,
+)
 from clarisql.envs.synth.phrasing import (
-    ATTR_OF_EVERY,
     ATTR_OF_RECORD,
-    pick,
+    ATTR_WHERE,
+    frame,
     plural,
     quote,
     singular,
 )
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
-from clarisql.envs.synth.verify import Verifier
+from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
 from clarisql.envs.tasks import UNANSWERABLE_KINDS, Task
 
 K_SURFACE, K_RELATED, K_UNRELATED, K_NONSQL, K_OOD = UNANSWERABLE_KINDS[:5]
 
-#: Attributes that fit a table showing a cue (a regular expression over its column names).
-RELATED: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        r"first_?name|last_?name|email|birth|hire|employee|customer|person|staff|player|student|"
-        r"member|user|patient|author|artist",
-        ("nickname", "blood pressure", "shoe size", "favourite colour", "marital status", "height"),
-    ),
-    (
-        r"price|total|amount|cost|salary|fee|revenue|payment",
-        ("discount rate", "tax rate", "profit margin", "exchange rate", "refund reason"),
-    ),
-    (
-        r"title|name|album|track|film|product|item",
-        ("customer rating", "review text", "popularity score", "awards won", "parental rating"),
-    ),
-    (
-        r"city|country|address|state|region|postal",
-        ("population", "time zone name", "elevation", "mayor", "average rent"),
-    ),
-    (
-        r"date|time|year|day",
-        ("weather conditions", "public holiday name", "approval status", "approver"),
-    ),
-)
-#: Attributes no ordinary business table has (checked against the schema's words anyway).
-GENERIC_RELATED = (
-    "internal notes",
-    "priority level",
-    "owner's signature",
-    "colour",
-    "weight in kg",
-)
-UNRELATED = (
-    "blood type",
-    "horsepower",
-    "melting point",
-    "wingspan",
-    "orbital period",
-    "calorie count",
-    "tire pressure",
-    "batting average",
-    "boiling point",
-    "annual rainfall",
-    "pollen count",
-    "half-life",
-    "engine displacement",
-    "heart rate",
-    "moon phase",
-    "soil acidity",
-)
+#: Column-related attributes come from :data:`~clarisql.envs.synth.names.WORLD_ATTRIBUTES`:
+#: what entities of the table's kind (:func:`~clarisql.envs.synth.names.entity_kind`) have in
+#: the world; column-unrelated ones from the attributes of the other kinds.
+RELATED = WORLD_ATTRIBUTES
 #: the answerable lookup's frames (:mod:`clarisql.envs.synth.phrasing`): minimal pairs
 _ATTR_Q = ATTR_OF_RECORD
-_ATTR_Q_TABLE = ATTR_OF_EVERY
+_ATTR_Q_WHERE = ATTR_WHERE
 #: Requests that need what no agent with SQL and text alone has: drawing an image, sending a
 #: message, a phone call, a printer, a calendar (translating, summarising or writing a poem
 #: are text: an LLM agent can do them, so they are not asked as non-sql).
@@ -121,49 +91,39 @@ _NONSQL_MEASURE = (
     "Plot the {agg} {m} per {d} as a pie chart.",
     "Email a table of the {agg} {m} per {d} to my manager.",
     "Print the {agg} {m} per {d} on the office printer.",
+    "Make a slide with a chart of the {agg} {m} per {d}.",
+    "Post the {agg} {m} per {d} to our team channel.",
 )
 _NONSQL_TEXT = (
     "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
     "Print the {c} of the {subj} with {key} {v} on the office printer.",
+    "Email the {c} of the {subj} whose {key} is {v} to my manager.",
+    "Put the {c} of the {subj} with {key} {v} on a sticky label and print it.",
 )
 #: only for a table of people (:data:`_PEOPLE`)
 _NONSQL_PERSON = (
     "Phone the {subj} whose {key} is {v} and ask them to confirm their {c}.",
     "Put a reminder to call the {subj} whose {key} is {v} in my calendar for tomorrow.",
+    "Book a meeting with the {subj} whose {key} is {v} for next Monday.",
 )
 _PEOPLE = re.compile(
     r"first_?name|last_?name|email|birth|employee|customer|person|people|staff|player|"
     r"student|member|user|patient|author|artist|actor|singer|driver|teacher|manager",
     re.I,
 )
+#: Out-of-domain: about the database's own entities (its tables' rows, in words), but asking
+#: for advice, opinion or general knowledge that no row of any table holds.
 _OOD = (
-    "How do I {task}?",
-    "Can you explain how to {task}?",
-    "What's the best way to {task}?",
-)
-_OOD_TASKS = (
-    "bake sourdough bread",
-    "change a flat tyre",
-    "tie a bowline knot",
-    "train for a marathon",
-    "repot an orchid",
-    "learn to juggle",
-    "fold a paper crane",
-    "descale a kettle",
-    "brew green tea",
-    "sharpen a kitchen knife",
-    "keep basil alive indoors",
-    "whistle loudly",
-)
-_OOD_FIXED = (
-    "What's the weather going to be like tomorrow?",
-    "Tell me a joke about penguins.",
-    "Who painted the ceiling of the Sistine Chapel?",
-    "Recommend a good science-fiction novel.",
-    "What should I cook for dinner tonight?",
-    "How far away is the Moon?",
-    "Write a haiku about autumn leaves.",
-    "What is the meaning of life?",
+    "What makes a good {ent}?",
+    "How do I choose a {ent}?",
+    "Any tips for picking a {ent}?",
+    "Why do people care so much about {ents}?",
+    "Who came up with the idea of the {ent}?",
+    "What should I look for in a {ent}?",
+    "How were {ents} different a hundred years ago?",
+    "Is it worth getting into {ents} as a hobby?",
+    "What are common mistakes people make with {ents}?",
+    "How do I explain what a {ent} is to a child?",
 )
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
@@ -282,8 +242,7 @@ class _UnansGen:
                 self._semantic = embedder_check() or (lambda a, b: False)
                 prime = getattr(self._semantic, "prime", None)
                 if prime is not None:  # every column name in one batch, then one text per attr
-                    pools = [a for _, attrs in RELATED for a in attrs]
-                    pools += [*GENERIC_RELATED, *UNRELATED, attr]
+                    pools = [a for attrs in RELATED.values() for a in attrs] + [attr]
                     prime(
                         [*pools, *(in_words(c.name) for t in self.lake.tables for c in t.columns)]
                     )
@@ -306,9 +265,10 @@ class _UnansGen:
         return c, self.rng.choice(rows)[0]
 
     def nearest_sql(
-        self, t: TableProfile, attr: str, subj: tuple[ColumnProfile, Any] | None
+        self, t: TableProfile, attr: str, subj: tuple[ColumnProfile, Any] | None, cond: str
     ) -> str:
-        """The literal reading: the existing column of ``t`` whose name is nearest to ``attr``."""
+        """The literal reading: the existing column of ``t`` whose name is nearest to ``attr``,
+        for the rows the question is about (``cond``)."""
         cols = [c for c in t.usable() if subj is None or c.name != subj[0].name] or list(t.columns)
         best = max(
             cols,
@@ -317,25 +277,93 @@ class _UnansGen:
                 -t.columns.index(c),
             ),
         )
-        if subj is None:
-            return f"SELECT {qi(best.name)} FROM {qi(t.name)} ORDER BY 1 LIMIT 20"
-        return f"SELECT {qi(best.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
+        return f"SELECT {qi(best.name)} FROM {qi(t.name)} WHERE {cond}"
+
+    def where_subject(self, t: TableProfile) -> tuple[ColumnProfile, Any, ColumnProfile] | None:
+        """A scope column of ``t``, one of its values matching 2..20 rows, and a name column
+        (the listing form: "the {attr} of every {subj} whose {key} is {v}")."""
+        ents, scs = entities(t), scopes(t)
+        if not ents or not scs:
+            return None
+        d, lab = self.rng.choice(scs), self.rng.choice(ents)
+        if d.name == lab.name:
+            return None
+        rows = self.v.rows(
+            f"SELECT {qi(d.name)} FROM {qi(t.name)} WHERE {present_sql(d, qi(d.name))} "
+            f"GROUP BY 1 HAVING COUNT(*) BETWEEN 2 AND 20 ORDER BY 1 LIMIT 50"
+        )
+        if not rows:
+            return None
+        return d, self.rng.choice(rows)[0], lab
+
+    def twin_columns(self, t: TableProfile, avoid: set[str]) -> list[ColumnProfile]:
+        """Columns of ``t`` an answerable twin may ask for: speakable, not a key, code or flag,
+        not set by the database itself (timestamps)."""
+        from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
+
+        return [
+            c
+            for c in t.usable()
+            if c.name not in avoid
+            and speakable(c.name)
+            and not id_like_name(c.name)
+            and c.name.lower() not in DEFAULT_VOLATILE_COLUMNS
+            and column_role(c) not in ("identifier", "code", "flag", "coordinate")
+            and c.kind != "blob"
+        ]
 
     def attr_task(
         self, kind: str, t: TableProfile, attr: str, extra: dict[str, Any]
     ) -> Made | None:
-        subj = self.subject(t) if self.rng.random() < 0.7 else None
-        if subj is None:
-            text = pick(_ATTR_Q_TABLE, self.rng, attr=attr, subjs=plural(_row(t)), subj=_row(t))
+        """An unanswerable request for ``attr`` of ``t``'s rows, with its answerable twin in
+        ``meta["twin"]``: the same frame, subject, key and value, asking for a column ``t``
+        has (:mod:`~clarisql.envs.synth.layers.twins` makes it a well-specified task)."""
+        rng = self.rng
+        subj = self.subject(t) if rng.random() < 0.7 else None
+        where = None if subj is not None else self.where_subject(t)
+        if subj is None and where is None:
+            subj = self.subject(t)
+            if subj is None:
+                return None
+        twin: dict[str, Any] | None = None
+        if subj is not None:
+            tpl = frame(_ATTR_Q, rng)
+            slots = {"subj": _row(t), "key": human(subj[0].name), "v": _q(subj[1])}
+            cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
+            cols = [f"{t.name}.{subj[0].name}"]
+            others = self.twin_columns(t, {subj[0].name})
+            if others:
+                c = rng.choice(others)
+                twin = {
+                    "utterance": tidy(tpl.format(attr=human(c.name), **slots)),
+                    "gold_sql": f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {cond}",
+                    "columns": [f"{t.name}.{c.name}", *cols],
+                }
         else:
-            text = pick(
-                _ATTR_Q, self.rng, attr=attr, subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
-            )
-        naive = self.nearest_sql(t, attr, subj)
+            d, v, lab = where  # type: ignore[misc]
+            tpl = frame(_ATTR_Q_WHERE, rng)
+            slots = {"subj": _row(t), "subjs": plural(_row(t)), "key": human(d.name), "v": _q(v)}
+            cond = f"{qi(d.name)} = {sql_lit(v)}"
+            cols = [f"{t.name}.{d.name}"]
+            twin = {  # the name column: a listed answer that names its rows
+                "utterance": tidy(tpl.format(attr=human(lab.name), **slots)),
+                "gold_sql": f"SELECT {qi(lab.name)} FROM {qi(t.name)} WHERE {cond}",
+                "columns": [f"{t.name}.{lab.name}", *cols],
+            }
+        text = tpl.format(attr=attr, **slots)
+        naive = self.nearest_sql(t, attr, subj, cond)
         if not self.v.rows(naive):
             return None
-        cols = [f"{t.name}.{subj[0].name}"] if subj else []
-        return _made(kind, text, naive, [t.name], cols, {"requested": attr, **extra})
+        if twin is not None:
+            rows = self.v.rows(twin["gold_sql"])
+            if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]):
+                twin = None
+            else:
+                twin["tables"] = [t.name]
+        meta = {"requested": attr, **extra}
+        if twin is not None:
+            meta["twin"] = twin
+        return _made(kind, text, naive, [t.name], cols, meta)
 
     # --- the five kinds ----------------------------------------------------------------------------
     def column_surface(self) -> Made | None:
@@ -395,21 +423,32 @@ class _UnansGen:
             seen |= frontier
         return seen
 
+    def kind_of(self, t: TableProfile) -> str:
+        return entity_kind(t.name, [c.name for c in t.columns])
+
     def column_related(self) -> Made | None:
+        """An attribute such entities have in the world (:data:`RELATED` of the table's kind)
+        that no table of the lake holds."""
         t = self.rng.choice(self.tables)
-        names = " ".join(c.name.lower() for c in t.columns) + " " + t.name.lower()
-        pool = [a for cue, attrs in RELATED if re.search(cue, names) for a in attrs]
-        pool = [a for a in (pool or list(GENERIC_RELATED)) if self.absent_anywhere(a)]
+        kind = self.kind_of(t)
+        pool = [a for a in RELATED[kind] if self.absent_anywhere(a)]
         if not pool:
             return None
-        return self.attr_task(K_RELATED, t, self.rng.choice(pool), {})
+        return self.attr_task(K_RELATED, t, self.rng.choice(pool), {"entity_kind": kind})
 
     def column_unrelated(self) -> Made | None:
+        """An attribute of another kind of entity (the ``breed`` of an invoice), none of whose
+        words is in the lake's schema or values."""
         t = self.rng.choice(self.tables)
-        pool = [a for a in UNRELATED if not (words(a) & self.vocab) and self.absent_anywhere(a)]
+        kind = self.kind_of(t)
+        own = set(RELATED[kind])
+        pool = sorted(
+            {a for k, attrs in RELATED.items() if k not in (kind, "thing") for a in attrs} - own
+        )
+        pool = [a for a in pool if not (words(a) & self.vocab) and self.absent_anywhere(a)]
         if not pool:
             return None
-        return self.attr_task(K_UNRELATED, t, self.rng.choice(pool), {})
+        return self.attr_task(K_UNRELATED, t, self.rng.choice(pool), {"entity_kind": kind})
 
     def non_sql(self) -> Made | None:
         rng = self.rng
@@ -451,15 +490,17 @@ class _UnansGen:
         return _made(K_NONSQL, text, naive, [t.name], cols, {})
 
     def out_of_domain(self) -> Made | None:
+        """Advice, opinion or general knowledge about the kind of thing a table holds (its
+        rows in words): the database's own domain, but no row of it answers."""
         rng = self.rng
-        if rng.random() < 0.6:
-            text = rng.choice(_OOD).format(task=rng.choice(_OOD_TASKS))
-        else:
-            text = rng.choice(_OOD_FIXED)
-        if words(text) & self.vocab:
-            return None
         t = rng.choice(self.tables)
-        return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], {})
+        ent = singular(" ".join(w for w in human(t.name).split() if w.isalpha() and speakable(w)))
+        if len(ent) < 3:
+            return None
+        text = rng.choice(_OOD).format(ent=ent, ents=plural(ent))
+        if (words(text) - words(ent) - words(plural(ent))) & self.vocab:
+            return None  # only the entity comes from the database; the rest asks outside it
+        return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], {"about": ent})
 
 
 def _row(t: TableProfile) -> str:
@@ -519,4 +560,4 @@ def unanswerable_tasks(
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["GENERIC_RELATED", "RELATED", "UNRELATED", "absent", "unanswerable_tasks", "words"]
+__all__ = ["RELATED", "absent", "unanswerable_tasks", "words"]
