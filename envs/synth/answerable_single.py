@@ -10,8 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.phrasing import (
+    ABOVE,
+    AGGREGATE,
     ATTR_OF_RECORD,
     ATTR_WHERE,
+    COUNT,
+    COUNT_PER_GROUP,
+    FILTER,
+    PER_GROUP,
+    RANKING,
     pick,
     plural,
     quote,
@@ -112,9 +119,14 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if x is None:
         return None
     sel = Sel(lab.ref(), num(m)).frm(r.table.name).where(present(m), f"{num(m)} > {lit(x)}")
-    q = (
-        f"Which {_rows(r)} have {human(m.name)} above {show(x)}? "
-        f"Give the {human(lab.name)} and the {human(m.name)}."
+    q = pick(
+        ABOVE,
+        cx.rng,
+        rows=_rows(r),
+        row=singular(_t(r)),
+        m=human(m.name),
+        x=show(x),
+        lab=human(lab.name),
     )
     f = [(m.table, m.name, ">", x)]
     return cx.draft(
@@ -141,6 +153,17 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     )
 
 
+def _ask(agg: str, m: ColumnProfile) -> str:
+    """``the average unit price`` (as the underspecified aggregates say it)."""
+    word, mw = AGG_WORDS[agg], human(m.name)
+    return f"the {word} of the {mw}" if word in mw.split() else f"the {word} {mw}"
+
+
+def _filter(cx: DraftContext, d: ColumnProfile, v: Any) -> str:
+    """One equality filter in one of the shared phrasings (:data:`~.phrasing.FILTER`)."""
+    return pick(FILTER, cx.rng, col=human(d.name), v=quote(v))
+
+
 def _agg(cx: DraftContext) -> str:
     return cx.pick(("avg", "sum", "max", "min"))
 
@@ -149,7 +172,7 @@ def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
     d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
     v = cx.value(d)
     sel = Sel(f"{agg.upper()}({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m))
-    q = f"What is the {AGG_WORDS[agg]} {human(m.name)} of {_rows(r)} with {human(d.name)} {show(v)}?"
+    q = pick(AGGREGATE, cx.rng, ask=_ask(agg, m), subj=f"the {_rows(r)}", f=_filter(cx, d, v))
     return cx.draft(
         sel,
         q,
@@ -173,7 +196,7 @@ def _agg_group(cx: DraftContext, r: Roles) -> Draft | None:
         .where(present(m), present(d), *nc)
         .group(d.ref())
     )
-    q = f"For each {human(d.name)}, what is the {AGG_WORDS[agg]} {human(m.name)} of {_rows(r)}{ph}?"
+    q = pick(PER_GROUP, cx.rng, d=human(d.name), ask=_ask(agg, m), subj=f"the {_rows(r)}", f=ph)
     return cx.draft(
         sel,
         q,
@@ -192,7 +215,7 @@ def _count_eq(cx: DraftContext, r: Roles) -> Draft | None:
     d = cx.pick(r.dims)
     v = cx.value(d)
     sel = Sel("COUNT(*)").frm(r.table.name).where(cond_eq(d, v))
-    q = f"How many {_rows(r)} have {human(d.name)} {show(v)}?"
+    q = pick(COUNT, cx.rng, rows=_rows(r), f=_filter(cx, d, v))
     return cx.draft(
         sel,
         q,
@@ -210,7 +233,7 @@ def _count_group(cx: DraftContext, r: Roles) -> Draft | None:
     d = cx.pick(r.dims)
     nc, ph, nf = cx.narrow(r, (d.name,))
     sel = Sel(d.ref(), "COUNT(*)").frm(r.table.name).where(present(d), *nc).group(d.ref())
-    q = f"How many {_rows(r)}{ph} are there for each {human(d.name)}?"
+    q = pick(COUNT_PER_GROUP, cx.rng, rows=_rows(r), f=ph, d=human(d.name))
     return cx.draft(
         sel,
         q,
@@ -237,9 +260,8 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         .limit(k)
     )
     word = "highest" if hi else "lowest"
-    q = (
-        f"List the {k} {_rows(r)}{ph} with the {word} {human(m.name)}, {word} first "
-        f"(ties by {human(lab.name)}): their {human(lab.name)} and {human(m.name)}."
+    q = pick(
+        RANKING, cx.rng, k=k, rows=_rows(r), f=ph, word=word, m=human(m.name), lab=human(lab.name)
     )
     return cx.draft(
         sel,

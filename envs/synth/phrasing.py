@@ -44,6 +44,51 @@ JOIN_LIST = (
 )
 
 
+#: an aggregate of the rows that match: ``{ask}`` "the average total" / "the number of",
+#: ``{subj}`` "the invoices", ``{f}`` filters (:data:`FILTER`, :data:`YEAR`); the same frames
+#: for answerable aggregates and for underspecified ones (ODUTQA's FROM/WHERE kinds)
+AGGREGATE = (
+    "What is {ask} of {subj}{f}?",
+    "Tell me {ask} of {subj}{f}.",
+    "I'd like to know {ask} of {subj}{f}.",
+    "Can you find {ask} of {subj}{f}?",
+)
+#: how many rows match: ``{rows}`` "invoices"
+COUNT = (
+    "How many {rows} are there{f}?",
+    "Count the {rows}{f}.",
+    "What is the number of {rows}{f}?",
+)
+#: one equality filter: ``{col}`` in words, ``{v}`` as :func:`quote` writes it
+FILTER = (" with {col} {v}", " where the {col} is {v}", " for {col} {v}")
+#: a year filter (the table's only time dimension)
+YEAR = (" in {v}", " for the year {v}")
+#: an aggregate per group: ``{d}`` the grouping column
+PER_GROUP = (
+    "For each {d}, what is {ask} of {subj}{f}?",
+    "What is {ask} of {subj}{f} per {d}?",
+    "Break down {ask} of {subj}{f} by {d}.",
+)
+#: the number of rows per group
+COUNT_PER_GROUP = (
+    "How many {rows}{f} are there for each {d}?",
+    "Count the {rows}{f} per {d}.",
+    "What is the number of {rows}{f} for each {d}?",
+)
+#: top-k: ``{k}`` rows, ``{word}`` highest/lowest, ``{m}`` the measure, ``{lab}`` the name column
+RANKING = (
+    "List the {k} {rows}{f} with the {word} {m}, {word} first (ties by {lab}): their {lab} and {m}.",
+    "Which {k} {rows}{f} have the {word} {m}? Give their {lab} and {m}, {word} first (ties by {lab}).",
+    "Rank the {rows}{f} by {m}, {word} first (ties by {lab}), and give the first {k}: their {lab} and {m}.",
+)
+#: rows above a threshold ``{x}`` of a measure
+ABOVE = (
+    "Which {rows} have {m} above {x}? Give the {lab} and the {m}.",
+    "List the {lab} and the {m} of every {row} whose {m} is above {x}.",
+    "Show me the {rows} with {m} over {x}: their {lab} and {m}.",
+)
+
+
 def quote(v: Any) -> str:
     """A value as every category's questions write it."""
     if isinstance(v, bool):
@@ -90,6 +135,14 @@ def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
 
 
 __all__ = [
+    "ABOVE",
+    "AGGREGATE",
+    "COUNT",
+    "COUNT_PER_GROUP",
+    "FILTER",
+    "PER_GROUP",
+    "RANKING",
+    "YEAR",
     "ATTR_OF_EVERY",
     "ATTR_OF_RECORD",
     "ATTR_WHERE",

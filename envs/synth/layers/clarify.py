@@ -64,6 +64,7 @@ from clarisql.envs.synth.layers.common import (
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
+from clarisql.envs.synth.phrasing import AGGREGATE, COUNT, FILTER, YEAR
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -83,17 +84,8 @@ RECIPES: dict[str, tuple[bool, str | None, bool]] = {
     "mixed:Error+not-exist": (False, "Error", True),
 }
 
-_EXPLICIT = (
-    "What is {ask} of {subj}{f}?",
-    "Tell me {ask} of {subj}{f}.",
-    "I'd like to know {ask} of {subj}{f}.",
-    "Can you find {ask} of {subj}{f}?",
-)
-_COUNT = (
-    "How many {rows} are there{f}?",
-    "Count the {rows}{f}.",
-    "What is the number of {rows}{f}?",
-)
+#: the answerable aggregates' frames (one pool: :mod:`clarisql.envs.synth.phrasing`)
+_EXPLICIT, _COUNT, _FILTER, _YEAR_PHRASE = AGGREGATE, COUNT, FILTER, YEAR
 _VAGUE = (
     "What's the key figure for {subj}{f}?",
     "Give me the main number on {subj}{f}.",
@@ -101,7 +93,6 @@ _VAGUE = (
     "What do the numbers say about {subj}{f}?",
     "I need a quick figure on {subj}{f}.",
 )
-_FILTER = (" with {col} {v}", " where the {col} is {v}", " for {col} {v}")
 _MISSING = (
     "I'm looking at one particular {slot}. ",
     "For the {slot} I'm working on, ",
@@ -111,7 +102,6 @@ _MISSING_TABLE = (
     "I mean one of the tables like {example}. ",
     "There are several tables like {example}; I mean one of them. ",
 )
-_YEAR_PHRASE = (" in {v}", " for the year {v}")
 #: Candidate readings evaluated per unclear part (bounds the queries a task costs).
 MAX_CANDIDATES = 6
 #: Different readings counted per unclear part before the count stops (>= 2 are required);

@@ -48,16 +48,39 @@ from clarisql.envs.synth.layers.common import (
     qi,
     scope_values,
     scopes,
-    show,
     sql_lit,
     tidy,
 )
+from clarisql.envs.synth.phrasing import frame, pick, plural, quote, singular
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
 
 MAX_TEXTS = 5000
 MAX_PHRASES = 80
+#: phrasings (seeded choice; a phrase is quoted like every value, :func:`~.phrasing.quote`):
+#: ``{rows}`` the table's rows ("films"), ``{row}`` one ("film"), ``{col}`` the text column,
+#: ``{ent}`` the naming column, ``{scope}`` an optional filter, ``{p}`` what the text mentions
+_COUNT = (
+    "How many {rows}{scope} have a {col} that mentions {p}?",
+    "Count the {rows}{scope} whose {col} mentions {p}.",
+    "What is the number of {rows}{scope} with {p} in their {col}?",
+)
+_LIST = (
+    "Which {rows}{scope} have a {col} that mentions {p}? Give their {ent}.",
+    "List the {ent} of every {row}{scope} whose {col} mentions {p}.",
+    "Show me the {ent} of the {rows}{scope} with {p} in their {col}.",
+)
+_ASK = (
+    "What does the {col} of the {row} with {ent} {v} say about {p}?",
+    "According to its {col}, what about {p} for the {row} whose {ent} is {v}?",
+)
+_SUMMARY = (
+    "Summarize the {col} of the {row} whose {ent} is {v}.",
+    "Give me a short summary of the {col} of the {row} with {ent} {v}.",
+)
+#: how a user says that one kind of the head word is meant, not which
+_VAGUE = ("a particular kind of {h}", "one specific kind of {h}", "a certain kind of {h}")
 _STOP = frozenset(
     "the a an of and for in on at to by with from is are was were be been it its this that "
     "these those there their they them we our you your he she his her not but or as so very "
@@ -187,8 +210,10 @@ class _Maker:
         return fc, self.rng.choice(fc.phrases[:40])[0]
 
     def _words(self, fc: _Col) -> dict[str, str]:
+        row = singular(human(fc.table.name))
         return {
-            "table": human(fc.table.name),
+            "row": row,
+            "rows": plural(row),
             "ent": human(fc.name.name),
             "col": human(fc.col.name),
         }
@@ -222,7 +247,7 @@ class _Maker:
                 return None
             val = self.rng.choice(vals)[0]
             extra = f"{qi(col.name)} = {sql_lit(val)} AND "
-            scope_text = f" with {human(col.name)} {show(val)}"
+            scope_text = f" with {human(col.name)} {quote(val)}"
         sql = f"SELECT {sel} FROM {t} WHERE {extra}{{where}}"
         gold = sql.format(where=_filter(fc, phrase))
         rows = self._gold(fc, gold)
@@ -231,12 +256,7 @@ class _Maker:
         naive = self._naive_where(fc, phrase, rows, sql)
         if naive is None:
             return None
-        if count:
-            text = f"How many {w['table']} rows{scope_text} have {w['col']} mentioning {phrase}?"
-        else:
-            text = (
-                f"Which {w['ent']} in {w['table']}{scope_text} have {w['col']} mentioning {phrase}?"
-            )
+        text = pick(_COUNT if count else _LIST, self.rng, scope=scope_text, p=quote(phrase), **w)
         kind = 5 if count else (4 if scoped else 2)
         ops = ["answer", "filter"] + ["count"] * count
         return self._made(fc, text, gold, naive, kind, operations=ops, question=phrase)
@@ -265,7 +285,7 @@ class _Maker:
         rows = self._gold(fc, gold)
         if rows is None or rows == [("unknown",)]:
             return None
-        text = f"What does the {w['col']} of {w['table']} {show(val)} say about {phrase}?"
+        text = pick(_ASK, self.rng, v=quote(val), p=quote(phrase), **w)
         naive = f"SELECT {qi(fc.col.name)} {where}"
         return self._made(fc, text, gold, naive, 1, operations=["answer"], question=q)
 
@@ -277,7 +297,7 @@ class _Maker:
         w = self._words(fc)
         where = f"FROM {qi(fc.table.name)} WHERE {qi(fc.name.name)} = {sql_lit(val)}"
         gold = f"SELECT SUMMARY({qi(fc.col.name)}) {where}"
-        text = f"Summarize the {w['col']} of {w['table']} {show(val)}."
+        text = pick(_SUMMARY, self.rng, v=quote(val), **w)
         naive = f"SELECT {qi(fc.col.name)} {where}"
         return self._made(fc, text, gold, naive, "summary", operations=["summary"], question="")
 
@@ -298,9 +318,12 @@ class _Maker:
         if distinct_answers(answers.values()) < 2:
             return None
         meant = self.rng.choice(sorted(p for p, a in answers.items() if a and not is_trivial(a)))
-        vague = f"a particular kind of {head}"
+        vague = self.rng.choice(_VAGUE).format(h=quote(head))
         w = self._words(fc)
-        text = f"Which {w['ent']} in {w['table']} have {w['col']} mentioning {vague}?"
+        tpl = frame(_LIST, self.rng)
+        text = tpl.format(scope="", p=vague, **w)
+        # the minimal pair (layers.twins): the same frame with the phrase meant
+        twin = {"utterance": tidy(tpl.format(scope="", p=quote(meant), **w)), "same_gold": True}
         return self._made(
             fc,
             text,
@@ -312,6 +335,7 @@ class _Maker:
             operations=["answer", "filter"],
             question=f"does it mention {meant}?",
             candidates=sorted(readings),
+            twin=twin,
         )
 
 

@@ -3,16 +3,18 @@
 Contract
 - :func:`twin_tasks` ``(tasks, v, limit)`` returns at most ``limit`` well-specified read tasks,
   each the *twin* of one task of ``tasks`` (the twin and its task share
-  ``metadata["pair"]``), drawn alternately from the two kinds of twin below so that both kinds
-  of task get twins, in the order of ``tasks`` within each kind:
+  ``metadata["pair"]``), drawn from the two kinds of twin below in proportion to how many
+  tasks of each kind there are (so both kinds get twins), in the order of ``tasks`` within each:
 
   * an unanswerable column kind (column-surface, -related, -unrelated) carries its twin in
     ``metadata["twin"]`` (:mod:`.unanswerable`): the same frame, subject, key and value with a
     column the table has; the key is removed from every task of ``tasks``, twinned or not;
   * an underspecified read whose every unclear part is a value (WHERE ``not-exist``, FROM
     ``Error`` / ``Unmatch``, each written in the utterance) gets the utterance with each value
-    as the user wrote it replaced by the value meant, written the same way; the gold query is
-    the task's own (it already reads the value meant), frozen answers (SUQL) included.
+    as the user wrote it replaced by the value meant, written the same way (or the utterance
+    its layer wrote in ``metadata["twin"]`` with ``same_gold``: free-text "a particular kind of
+    "delivery"" -> ""late delivery""); the gold query is the task's own (it already reads the
+    value meant), frozen answers (SUQL) included.
 
 - Each twin is checked on the data: its gold runs and is not trivial, its answer is not written
   in its utterance, and its utterance is new (``seen``, case- and whitespace-insensitive; taken
@@ -112,7 +114,10 @@ def twin_tasks(
             tw.metadata["operations"] = ["filter"]
             column.append((t, tw))
             continue
-        text = value_twin_text(t) if t.gold_sql else None
+        if isinstance(spec, dict) and spec.get("same_gold") and t.gold_sql:
+            text: str | None = spec["utterance"]  # the layer wrote the twin itself
+        else:
+            text = value_twin_text(t) if t.gold_sql else None
         if text is not None:
             tw = _twin(t, text, t.gold_sql or "", {"value_twin": True})
             if t.gold_answer is not None:
@@ -122,13 +127,13 @@ def twin_tasks(
             value.append((t, tw))
     out: list[Task] = []
     queues = [value, column]
-    i = 0
+    sizes = [max(1, len(value)), max(1, len(column))]
+    taken = [0, 0]
     while len(out) < limit and any(queues):
-        q = queues[i % 2]
-        i += 1
-        if not q:
-            continue
-        t, tw = q.pop(0)
+        # the kind with the smaller share of its tasks twinned so far (ties: value first)
+        k = min((i for i in (0, 1) if queues[i]), key=lambda i: (taken[i] / sizes[i], i))
+        t, tw = queues[k].pop(0)
+        taken[k] += 1
         key = _norm(tw.utterance)
         if key in seen:
             continue

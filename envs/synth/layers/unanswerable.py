@@ -332,8 +332,8 @@ class _UnansGen:
             cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
-            if others:
-                c = rng.choice(others)
+            if others:  # the column nearest to the attribute asked: their words overlap most
+                c = max(others, key=lambda c: _nearness(attr, c, t))
                 twin = {
                     "utterance": tidy(tpl.format(attr=human(c.name), **slots)),
                     "gold_sql": f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {cond}",
@@ -387,7 +387,7 @@ class _UnansGen:
         others = self._surface[t.name]
         if not others:
             return None
-        b, c = rng.choice(others)
+        b, c = rng.choice(self.look_alike(t, others, lambda x: human(x[1].name)))
         if not speakable(c.name) or column_role(c) in ("flag", "identifier", "code"):
             return None  # ("the june of every skip label": a flag column is no attribute)
         return self.attr_task(K_SURFACE, t, human(c.name), {"resembles": f"{b.name}.{c.name}"})
@@ -434,7 +434,16 @@ class _UnansGen:
         pool = [a for a in RELATED[kind] if self.absent_anywhere(a)]
         if not pool:
             return None
-        return self.attr_task(K_RELATED, t, self.rng.choice(pool), {"entity_kind": kind})
+        attr = self.rng.choice(self.look_alike(t, pool, str))
+        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind})
+
+    def look_alike(self, t: TableProfile, pool: list[Any], name: Any) -> list[Any]:
+        """Half the time, the attributes of ``pool`` that share a word with a column ``t`` has
+        (``customer address`` asked of a store that has a ``store address``): the unanswerable
+        request then reads like its answerable twin; else (or when none does) all of them."""
+        own = set().union(*(words(human(c.name)) for c in self.twin_columns(t, set())))
+        near = [x for x in pool if words(name(x)) & own]
+        return near if near and self.rng.random() < 0.5 else pool
 
     def column_unrelated(self) -> Made | None:
         """An attribute of another kind of entity (the ``breed`` of an invoice), none of whose
@@ -501,6 +510,14 @@ class _UnansGen:
         if (words(text) - words(ent) - words(plural(ent))) & self.vocab:
             return None  # only the entity comes from the database; the rest asks outside it
         return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], {"about": ent})
+
+
+def _nearness(attr: str, c: ColumnProfile, t: TableProfile) -> tuple[int, float, int]:
+    """How close a column's name (in words) is to ``attr``: shared words, then spelling, then
+    the column's position (the earlier first)."""
+    name = human(c.name)
+    shared = len(words(attr) & words(name))
+    return shared, difflib.SequenceMatcher(None, attr, name).ratio(), -t.columns.index(c)
 
 
 def _row(t: TableProfile) -> str:
