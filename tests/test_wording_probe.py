@@ -53,3 +53,20 @@ def test_look_alikes_pick_the_twin() -> None:
     neg = ["How many sales were recorded in Avon?", "What was the net profit of Acme in 2020?"]
     assert wp.look_alikes(pos, neg) == [(pos[0], neg[1])]  # the other two share too few words
     assert wp.look_alikes(pos, neg, 0.0) == [(pos[0], neg[1]), (pos[1], neg[0])]
+
+
+def test_surface_cheat_sees_what_words_cannot() -> None:
+    """A leak in the shape of the quoted value (one word vs three), with every word seen on both
+    sides: the bag of words is blind to it, the surface tree and the one-word rule are not."""
+    rng = random.Random(2)
+
+    def texts(n: int, short: bool) -> list[str]:
+        out = []
+        for _ in range(n):
+            a, b, c = rng.sample(NAMES, 3)
+            v = a if short else f"{a} {b} {c}"
+            out.append(f'What was the {rng.choice(ATTRS)} of "{v}"?')
+        return out
+
+    r = wp.surface_cheat(texts(60, True), texts(60, False), texts(40, True), texts(40, False))
+    assert r["all"] >= 0.95 and r["one-word-rule"] >= 0.95
