@@ -100,6 +100,14 @@ def quote(v: Any) -> str:
     return f'"{v}"'
 
 
+def article(words: str) -> str:
+    """``a film``, ``an entertainer``, ``an hour``, ``a user`` (by the first letter, with the
+    common exceptions)."""
+    w = words.lower()
+    vowel = w[:1] in "aeiou" and not w.startswith(("uni", "use", "usu", "one", "eu"))
+    return f"{'an' if vowel or w.startswith(('hour', 'honest', 'honour')) else 'a'} {words}"
+
+
 def singular(words: str) -> str:
     """``invoice items`` -> ``invoice item``, ``addresses`` -> ``address``, ``countries`` ->
     ``country``, ``boxes`` -> ``box`` (``ss`` kept: ``address`` stays)."""
@@ -143,6 +151,7 @@ __all__ = [
     "PER_GROUP",
     "RANKING",
     "YEAR",
+    "article",
     "ATTR_OF_EVERY",
     "ATTR_OF_RECORD",
     "ATTR_WHERE",

@@ -64,6 +64,7 @@ from clarisql.envs.synth.names import (
 from clarisql.envs.synth.phrasing import (
     ATTR_OF_RECORD,
     ATTR_WHERE,
+    article,
     frame,
     plural,
     quote,
@@ -115,15 +116,15 @@ _PEOPLE = re.compile(
 #: for advice, opinion or general knowledge that no row of any table holds.
 _OOD = (
     "What makes a good {ent}?",
-    "How do I choose a {ent}?",
-    "Any tips for picking a {ent}?",
+    "How do I choose {a_ent}?",
+    "Any tips for picking {a_ent}?",
     "Why do people care so much about {ents}?",
     "Who came up with the idea of the {ent}?",
-    "What should I look for in a {ent}?",
+    "What should I look for in {a_ent}?",
     "How were {ents} different a hundred years ago?",
     "Is it worth getting into {ents} as a hobby?",
     "What are common mistakes people make with {ents}?",
-    "How do I explain what a {ent} is to a child?",
+    "How do I explain what {a_ent} is to a child?",
 )
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
@@ -506,7 +507,7 @@ class _UnansGen:
         ent = singular(" ".join(w for w in human(t.name).split() if w.isalpha() and speakable(w)))
         if len(ent) < 3:
             return None
-        text = rng.choice(_OOD).format(ent=ent, ents=plural(ent))
+        text = rng.choice(_OOD).format(ent=ent, ents=plural(ent), a_ent=article(ent))
         if (words(text) - words(ent) - words(plural(ent))) & self.vocab:
             return None  # only the entity comes from the database; the rest asks outside it
         return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], {"about": ent})
