@@ -151,8 +151,9 @@ def test_out_of_domain_requests_come_from_the_database(
     assert ood["csv"] and ood["library"] and not ood["csv"] & ood["library"]
     for t in [*a, *b]:
         if t.unanswerable_kind == "out-of-domain":
-            about = t.metadata["about"]
-            assert (words(about) | words(about + "s")) & words(t.utterance)  # a table in words
+            about, record = t.metadata["about"], t.metadata.get("record", "")
+            own = words(about) | words(about + "s") | words(record)  # a table, or one record
+            assert own & words(t.utterance), t.utterance
 
 
 def test_column_related_attributes_fit_the_entity(tasks: list[Task]) -> None:

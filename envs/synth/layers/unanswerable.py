@@ -114,17 +114,62 @@ _PEOPLE = re.compile(
 )
 #: Out-of-domain: about the database's own entities (its tables' rows, in words), but asking
 #: for advice, opinion or general knowledge that no row of any table holds.
-_OOD = (
-    "What makes a good {ent}?",
-    "How do I choose {a_ent}?",
-    "Any tips for picking {a_ent}?",
-    "Why do people care so much about {ents}?",
-    "Who came up with the idea of the {ent}?",
-    "What should I look for in {a_ent}?",
-    "How were {ents} different a hundred years ago?",
-    "Is it worth getting into {ents} as a hobby?",
-    "What are common mistakes people make with {ents}?",
-    "How do I explain what {a_ent} is to a child?",
+_OOD: dict[str, tuple[str, ...]] = {
+    "person": (
+        "What makes a good {ent}?",
+        "How do I become a better {ent}?",
+        "What do {ents} usually worry about?",
+        "How should I talk to an unhappy {ent}?",
+        "What is a typical day like for {a_ent}?",
+        "How do I explain what {a_ent} does to a child?",
+    ),
+    "place": (
+        "What is the best time of year to visit {a_ent}?",
+        "Why do people move to a new {ent}?",
+        "What makes {a_ent} a nice place to live?",
+        "How do I find my way around an unfamiliar {ent}?",
+    ),
+    "organisation": (
+        "How do I start {a_ent}?",
+        "What makes {a_ent} successful?",
+        "Should I join {a_ent} or go it alone?",
+        "How do I write a good mission statement for {a_ent}?",
+    ),
+    "transaction": (
+        "How do I dispute {a_ent}?",
+        "Why do {ents} sometimes take so long?",
+        "How were {ents} handled before computers?",
+        "What is the etiquette for {a_ent} between friends?",
+    ),
+    "event": (
+        "How do I plan {a_ent}?",
+        "What should I wear to {a_ent}?",
+        "How do I calm my nerves before {a_ent}?",
+    ),
+    "animal": (
+        "How do I take care of {a_ent}?",
+        "How much exercise does {a_ent} need?",
+        "What should I feed {a_ent}?",
+    ),
+    "vehicle": (
+        "How do I look after {a_ent}?",
+        "Should I buy or lease {a_ent}?",
+        "How do I learn to drive {a_ent}?",
+    ),
+    "*": (
+        "What makes a good {ent}?",
+        "How do I choose {a_ent}?",
+        "Who came up with the idea of the {ent}?",
+        "What should I look for in {a_ent}?",
+        "How were {ents} different a hundred years ago?",
+        "What are common mistakes people make with {ents}?",
+    ),
+}
+#: opinions about one of the table's own records (a creative work, a product, a place)
+_OOD_OPINION = (
+    "Would I enjoy {v}?",
+    "Is {v} worth my time?",
+    "What would a friend of mine think of {v}?",
 )
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
@@ -507,10 +552,19 @@ class _UnansGen:
         ent = singular(" ".join(w for w in human(t.name).split() if w.isalpha() and speakable(w)))
         if len(ent) < 3:
             return None
-        text = rng.choice(_OOD).format(ent=ent, ents=plural(ent), a_ent=article(ent))
-        if (words(text) - words(ent) - words(plural(ent))) & self.vocab:
-            return None  # only the entity comes from the database; the rest asks outside it
-        return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], {"about": ent})
+        kind = self.kind_of(t)
+        frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work", "thing"))
+        subj = self.subject(t) if kind in ("product", "work", "place") else None
+        meta: dict[str, Any] = {"about": ent}
+        if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
+            text = rng.choice(_OOD_OPINION).format(v=_q(subj[1]))
+            meta["record"] = subj[1]
+        else:
+            text = rng.choice(frames).format(ent=ent, ents=plural(ent), a_ent=article(ent))
+        own = words(ent) | words(plural(ent)) | words(str(meta.get("record", "")))
+        if (words(text) - own) & self.vocab:
+            return None  # only the entity (or one record) comes from the database
+        return _made(K_OOD, text, f"SELECT COUNT(*) FROM {qi(t.name)}", [], [], meta)
 
 
 def _nearness(attr: str, c: ColumnProfile, t: TableProfile) -> tuple[int, float, int]:
