@@ -554,7 +554,7 @@ class _UnansGen:
             return None
         kind = self.kind_of(t)
         frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work", "thing"))
-        subj = self.subject(t) if kind in ("product", "work", "place") else None
+        subj = self.subject(t) if kind in ("product", "work") else None
         meta: dict[str, Any] = {"about": ent}
         if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
             text = rng.choice(_OOD_OPINION).format(v=_q(subj[1]))
