@@ -8,7 +8,8 @@ Kinds (TrustSQL's definitions; strings from :data:`clarisql.envs.tasks.UNANSWERA
 - ``[1]`` column-related: an attribute that entities of the table's kind have in the world
   (:func:`~clarisql.envs.synth.names.entity_kind`, :data:`~clarisql.envs.synth.names.WORLD_ATTRIBUTES`:
   the ``date of birth`` of a customer, the ``population`` of a city) but that no table of the
-  lake has.
+  lake has; only for tables whose kind is known (a ``thing`` gets none: neither what it lacks
+  nor the language of its schema can be told).
 - ``[2]`` column-unrelated: an attribute of another kind of entity (the ``breed`` of an invoice)
   none of whose words appears in the lake's schema or values.
 - ``[3]`` non-sql: about columns that exist, but needs what no agent with SQL and text has (a
@@ -477,6 +478,8 @@ class _UnansGen:
         that no table of the lake holds."""
         t = self.rng.choice(self.tables)
         kind = self.kind_of(t)
+        if kind == "thing":  # rows of unknown kind: what they lack cannot be told (nor in what
+            return None  # language their schema speaks), so no column-related request
         pool = [a for a in RELATED[kind] if self.absent_anywhere(a)]
         if not pool:
             return None
