@@ -12,8 +12,9 @@ Contract
   SUQL's HybridQA types: ANSWER filter (type 2), structural filter + ANSWER filter (type 4),
   COUNT over an ANSWER filter (type 5), ANSWER in the SELECT list (type 1), and SUMMARY of one
   row's text. Underspecified: a phrase's head word shared by two or more phrases ("late
-  delivery", "damaged delivery"): the user asks for "a particular kind of delivery"
-  (``Label("not-exist", that phrase, column)``) and clarifies with the phrase meant.
+  delivery", "damaged delivery"): the user asks for "a particular kind of "delivery""
+  (``Label("Missing", "", column)``: one phrase is meant, the words do not say which) and
+  clarifies with the phrase meant.
 - Gold answers: each gold query runs through the :class:`~clarisql.envs.synth.verify.Verifier`,
   i.e. with the process's configured SUQL backend (:mod:`clarisql.envs.suql`; the offline,
   deterministic one by default), and its rows are frozen into ``gold_answer``, so scoring is
@@ -331,7 +332,9 @@ class _Maker:
             sql.format(where=_like(fc, head)),
             2,
             category="where",
-            underspecs=[Underspec(Label("not-exist", vague, fc.col.name), meant)],
+            # the words say one kind is meant but not which: ODUTQA's Missing (the data does not
+            # decide it, so it is no value kind: not-exist is a value written that is not there)
+            underspecs=[Underspec(Label("Missing", "", fc.col.name), meant)],
             operations=["answer", "filter"],
             question=f"does it mention {meant}?",
             candidates=sorted(readings),
