@@ -170,6 +170,7 @@ def test_column_related_attributes_fit_the_entity(tasks: list[Task]) -> None:
 def test_entity_kinds() -> None:
     assert entity_kind("customers") == "person" and entity_kind("tblEmployees") == "person"
     assert entity_kind("invoices") == "transaction" and entity_kind("cities") == "place"
+    assert entity_kind("department_stores") == "site" and entity_kind("addresses") == "address"
     assert entity_kind("tracks") == "work" and entity_kind("film_actor") == "person"
     assert entity_kind("readings", ["first_name", "x"]) == "person"
     assert entity_kind("ztblWeeks") == "thing"

@@ -13,8 +13,9 @@ Contract
   unanswerable questions treat it as possibly holding anything (when in doubt, answerable).
 - :func:`synonyms` gives a word's synonym group (``height`` ~ ``altitude`` ~ ``elevation``) for
   the unanswerable check.
-- :func:`entity_kind` says what kind of thing a table's rows are (a person, a place, a product,
-  a transaction, an organisation, an event, a creative work, an animal, a vehicle), from the
+- :func:`entity_kind` says what kind of thing a table's rows are (a person, a place to live, a
+  site such as a store, an address, a product, a transaction, an organisation, an event, a
+  creative work, an animal, a vehicle), from the
   words of the table's name first, then of its columns; :data:`WORLD_ATTRIBUTES` lists, per kind,
   attributes such things have in the world (``date of birth`` of a person, ``population`` of a
   place). A table that lacks one of them is asked for it as TrustSQL's column-related kind; the
@@ -246,9 +247,12 @@ ENTITY_CUES: dict[str, frozenset[str]] = {
          "buyer seller vendor contact worker volunteer coach referee candidate voter "
          "professor faculty resident tenant visitor traveller traveler agent entertainer "
          "friend representative rep captain athlete swimmer gymnast poker conductor"),
-        ("place", "city country address location place region state town airport station "
-         "store shop branch venue stadium hotel building room apartment property park "
-         "district neighbourhood neighborhood campus warehouse office museum"),
+        ("place", "city country region state town district neighbourhood neighborhood "
+         "province county village suburb continent nation"),
+        ("site", "store shop branch venue stadium hotel building room apartment property park "
+         "campus warehouse office museum airport station restaurant theatre theater library "
+         "gym clinic"),
+        ("address", "address location place"),
         ("organisation", "company department team club school college university firm "
          "organisation organization agency institution bank supplier manufacturer publisher "
          "label studio hospital church party league division unit band orchestra"),
@@ -277,8 +281,13 @@ WORLD_ATTRIBUTES: dict[str, tuple[str, ...]] = {
                "marital status", "preferred language", "place of birth", "hire date",
                "emergency contact", "website"),
     "place": ("population", "time zone", "area in square kilometres", "elevation",
-              "postal code", "year founded", "opening hours", "phone number", "latitude",
-              "number of floors", "manager", "capacity", "website"),
+              "postal code", "year founded", "mayor", "average rainfall", "latitude",
+              "official language", "dialling code"),
+    "site": ("opening hours", "phone number", "floor area", "number of floors", "year built",
+             "manager", "capacity", "website", "parking spaces", "wheelchair access",
+             "email address"),
+    "address": ("postal code", "latitude", "longitude", "time zone", "floor number",
+                "delivery instructions", "country code", "building name"),
     "organisation": ("year founded", "number of employees", "headquarters address",
                      "website", "phone number", "budget", "annual revenue", "founder",
                      "motto", "email address", "stock ticker"),

@@ -130,6 +130,15 @@ _OOD: dict[str, tuple[str, ...]] = {
         "What makes {a_ent} a nice place to live?",
         "How do I find my way around an unfamiliar {ent}?",
     ),
+    "site": (
+        "What makes {a_ent} pleasant to spend time in?",
+        "How do I find my way around an unfamiliar {ent}?",
+        "What should I bring when I visit {a_ent}?",
+    ),
+    "address": (
+        "How do I write {a_ent} correctly on a letter?",
+        "Why do some countries write {ents} in a different order?",
+    ),
     "organisation": (
         "How do I start {a_ent}?",
         "What makes {a_ent} successful?",
