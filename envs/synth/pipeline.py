@@ -14,6 +14,9 @@ Contract
 - Deterministic: each stage draws from its own ``random.Random(f"{seed}:{stage}")``; nothing
   time- or machine-dependent enters ``tasks.jsonl`` (timings go to SUITE.md), so the same
   SOURCEs, seed and options give a byte-identical file offline.
+- Minimal pairs: up to half the well-specified share are the answerable twins
+  (:mod:`~.layers.twins`) of the unanswerable column kinds and value-unclear reads chosen,
+  taken in turn with drafted and free-text reads.
 - Utterances are unique in the suite (whitespace- and case-insensitive).
 - Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); an unreachable LLM
   endpoint falls back to the offline path and says so (``SynthResult.notes``, SUITE.md).
