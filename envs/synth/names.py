@@ -259,7 +259,7 @@ ENTITY_CUES: dict[str, frozenset[str]] = {
         ("product", "product item part good merchandise wine beer dish food drink ingredient "
          "device phone computer toy furniture equipment asset stock inventory tool"),
         ("work", "track song album film movie book playlist show episode game painting artwork "
-         "photo video course lesson program programme genre category article paper recording "
+         "photo video course lesson program programme article paper recording "
          "podcast"),
         ("transaction", "invoice order payment rental sale purchase transaction booking "
          "reservation subscription contract loan claim shipment delivery refund bill receipt "

@@ -149,7 +149,7 @@ _OOD: dict[str, tuple[str, ...]] = {
         "How do I dispute {a_ent}?",
         "Why do {ents} sometimes take so long?",
         "How were {ents} handled before computers?",
-        "What is the etiquette for {a_ent} between friends?",
+        "What is a fair way to split {a_ent} between friends?",
     ),
     "event": (
         "How do I plan {a_ent}?",
