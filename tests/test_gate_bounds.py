@@ -132,7 +132,7 @@ def test_one_thing_at_a_time_in_text() -> None:
         "2020",
         "Northgate",
     ]
-    r = s.respond("What do you mean by 'Staiton'? Which district is it?", [], ctx(FIVE))
+    r = s.respond("'Staiton' looks wrong: which district is it?", [], ctx(FIVE))
     assert [u.value for u in r.revealed] == ["Station"]
 
 
@@ -237,3 +237,93 @@ def test_identifiers_in_a_long_question_take_linear_time() -> None:
         "assert f('xtotalPrice', ids) == set()"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# --- a named value needs its problem stated; kinds, sweeps and re-kinds over an episode ---------
+YEAR = Task(
+    id="t/year",
+    db="x",
+    utterance="What is the highest total of the invoices in 2017?",
+    category="from",
+    gold_sql="SELECT 1",
+    underspecs=[Underspec(Label("Unmatch", "2017", "year"), "2011")],
+)
+PARTIAL = Task(
+    id="t/partial",
+    db="x",
+    utterance='Tell me the lowest total price of the flights with destination "Eric".',
+    category="where",
+    gold_sql="SELECT 1",
+    underspecs=[Underspec(Label("not-exist", "Eric", "destination"), "Eric Clapton")],
+)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What do you mean by '2017'?",  # the chinook text shotgun's winning turn
+        "Could you tell me more about 2017?",
+        "Please clarify '2017' for me.",
+        "What is the full name of '2017'?",  # the wrong problem
+    ],
+)
+def test_a_value_named_without_its_problem_reveals_nothing(question) -> None:
+    r = text_sim().respond(question, [], ctx(YEAR))
+    assert r.revealed == [] and "2011" not in r.text, r.info
+
+
+@pytest.mark.parametrize(
+    ("task", "question", "value"),
+    [
+        (YEAR, "There are no invoices in 2017: which year did you mean instead?", "2011"),
+        (YEAR, "Is 2017 a mistake? Which year should it be?", "2011"),
+        (PARTIAL, "What is the full name of the destination 'Eric'?", "Eric Clapton"),
+        (PARTIAL, "Several destinations start with Eric: which one do you mean?", "Eric Clapton"),
+    ],
+)
+def test_a_precise_value_question_on_a_synthesized_schema_is_answered(task, question, value):
+    r = text_sim().respond(question, [], ctx(task))
+    assert [u.value for u in r.revealed] == [value], r.info
+
+
+def test_a_question_that_states_both_problems_is_refused() -> None:
+    for task in (YEAR, PARTIAL, FIVE):
+        r = text_sim().respond(
+            "Is '2017' a typo, or only part of a longer full name?", [], ctx(task)
+        )
+        assert r.revealed == [] and r.text == REFUSAL_REPLY, r.info
+
+
+def test_the_same_value_asked_again_as_another_kind_gets_nothing() -> None:
+    from clarisql.envs.simulators.gate import BUDGET_REPLY
+
+    s = text_sim()
+    s.reset(PARTIAL, 0)
+    assert s.respond("Is 'Eric' a typo for another destination?", [], ctx(PARTIAL)).revealed == []
+    r = s.respond("What is the full name of 'Eric'?", [], ctx(PARTIAL))
+    assert r.revealed == [] and r.text == BUDGET_REPLY, r.info
+    # the right kind first is answered; labels: a span labelled again as another kind is not
+    lab = FixedSimulator()
+    lab.reset(ONE, 0)
+    assert lab.respond("", [Label("Unmatch", "Staiton", "district")], ctx(ONE)).revealed == []
+    r = lab.respond("", [Label("Error", "Staiton", "district")], ctx(ONE))
+    assert r.revealed == [] and r.text == BUDGET_REPLY
+
+
+def test_a_sweep_of_one_thing_per_turn_runs_out() -> None:
+    """After ``max_episode`` distinct things asked, even the right question reveals nothing;
+    asking the same thing again costs nothing (a rephrasing)."""
+    from clarisql.envs.simulators.gate import BUDGET_REPLY
+
+    task = synth_task("BillingCountry", "Count the invoices of the one place I mean.")
+    s = text_sim()
+    s.reset(task, 0)
+    for col in ("origin", "destination", "status", "billing city", "billing state", "country"):
+        assert s.respond(f"Which {col} do you mean?", [], ctx(task)).revealed == []
+        assert s.respond(f"Which {col} is it?", [], ctx(task)).revealed == []  # same thing
+    r = s.respond("Which billing country do you mean?", [], ctx(task))
+    assert r.revealed == [] and r.text == BUDGET_REPLY, r.info
+    fresh = text_sim()
+    fresh.reset(task, 0)
+    r = fresh.respond("Which billing country do you mean?", [], ctx(task))
+    assert [u.value for u in r.revealed] == ["VALUE"]

@@ -148,8 +148,9 @@ def literal_identifiers(question: str, identifiers: frozenset[str]) -> set[str]:
     return hits
 
 
-_QUOTED = re.compile(
-    r"'([^']{1,200})'|\"([^\"]{1,200})\"|“([^”]{1,200})”|「([^」]{1,200})」|‘([^’]{1,200})’"
+_QUOTED = re.compile(  # a single quote inside a word ("Don't") neither opens nor closes a name
+    r"(?<![A-Za-z0-9])'((?:[^']|(?<=[A-Za-z])'(?=[A-Za-z])){1,200})'(?![A-Za-z0-9])"
+    r"|\"([^\"]{1,200})\"|“([^”]{1,200})”|「([^」]{1,200})」|‘([^’]{1,200})’"
 )
 _CAP_RUN = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’.-]*)*")
 _SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|[\"'“‘]\s*)$")
