@@ -198,7 +198,15 @@ def vagueness(
 def _cue_text(question: str, request: str) -> str:
     """The question's own words: without quoted names and without runs copied from the
     request (a value or request that says "wrong" or "full" states no problem)."""
-    return strip_quoted(_QUOTED.sub(" ", question), request)
+    from clarisql.envs.simulators.gate.text import join_tokens, shared_spans
+
+    bare = _QUOTED.sub(" ", question)
+    toks, drop = tokens(bare), set()
+    for start, n in shared_spans(bare, request):
+        run = toks[start : start + n]
+        if any(t.isascii() for t in run) or n >= 5:  # (Chinese: "是哪个" is how one asks)
+            drop.update(range(start, start + n))
+    return join_tokens([t for i, t in enumerate(toks) if i not in drop])
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d.,:/-]*\d(?![\w.])|(?<![\w.])\d(?![\w.])")

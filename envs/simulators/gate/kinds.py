@@ -28,8 +28,9 @@ KIND_PROBLEM = {"Error": WRONG, "Unmatch": WRONG, "not-exist": PARTIAL}
 
 _PARTIAL = re.compile(
     r"\b(?:full|complete|whole|entire|exact|official|registered|proper|formal)\s+"
-    r"(?:\w+\s+)?(?:name|names|title|titles|form|wording)\b"
-    r"|\bfull\s+(?:version|one)\b|\bfull[- ]length\b|\bcalled exactly\b|\bnamed exactly\b"
+    r"(?:\w+\s+)?(?:name|names|title|titles|form|wording|value|version|text|entry|one)\b"
+    r"|\bfull[- ]length\b|\bcalled exactly\b|\bnamed exactly\b|\bin full\b|\bspell\w* (?:it )?out\b"
+    r"|\bexactly as\b|\bas (?:it is|it's|they are) (?:recorded|stored|listed|written)\b"
     r"|\b(?:short|shortened|abbreviation|abbreviated|truncated|partial|incomplete)\b"
     r"|\bpart of (?:a|the|its) (?:longer )?(?:name|title)\b|\bonly part\b"
     r"|\b(?:several|multiple|many|more than one|two or more|a few)\b[^?.!;]{0,40}"
@@ -42,6 +43,7 @@ _WRONG = re.compile(
     r"\b(?:typo|typos|misspel\w*|mis-?typed|spelt|spelled|spelling|wrong|wrongly|incorrect"
     r"|incorrectly|mistaken|mistake|error|correct|correctly|valid|invalid|mismatch\w*)\b"
     r"|\b(?:another|different|instead|other than|supposed to be|double-?check|the right)\b"
+    r"|\b(?:looks?|seems?|sounds?) off\b|\breplac\w*|\bsubstitut\w*|\bcorrection\b"
     r"|\b(?:doesn't|does not|don't|do not|didn't|did not|isn't|is not|aren't|are not|wasn't|was not)"
     r"\s+(?:\w+\s+){0,2}(?:exist|exists|match|matches|appear|appears|belong|belongs|fit|fits|"
     r"seem|look|found|listed|recorded|in|on|there|present|available)\b"
@@ -54,7 +56,7 @@ _WRONG = re.compile(
 )
 _STRONG_WRONG = re.compile(
     r"\b(?:typo|typos|misspel\w*|mis-?typed|spelt|wrong|wrongly|incorrect|incorrectly|mistake"
-    r"|mistaken|another|different|instead|supposed to be|mismatch\w*|belong|belongs)\b"
+    r"|mistaken|another|different|instead|supposed to be|mismatch\w*|belong|belongs|replac\w*)\b"
     r"|写错|错了|笔误|不对|不匹配|不属于|应该是",
     re.I,
 )
