@@ -29,6 +29,7 @@ KIND_PROBLEM = {"Error": WRONG, "Unmatch": WRONG, "not-exist": PARTIAL}
 _PARTIAL = re.compile(
     r"\b(?:full|complete|whole|entire|exact|official|registered|proper|formal)\s+"
     r"(?:\w+\s+)?(?:name|names|title|titles|form|wording|value|version|text|entry|one)\b"
+    r"|\b(?:full|complete|whole|entire)\s+(?:\w+\s+){0,2}?(?:for|of)\b"
     r"|\bfull[- ]length\b|\bcalled exactly\b|\bnamed exactly\b|\bin full\b|\bspell\w* (?:it )?out\b"
     r"|\bexactly as\b|\bas (?:it is|it's|they are) (?:recorded|stored|listed|written)\b"
     r"|\b(?:short|shortened|abbreviation|abbreviated|truncated|partial|incomplete)\b"
