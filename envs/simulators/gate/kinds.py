@@ -29,7 +29,7 @@ KIND_PROBLEM = {"Error": WRONG, "Unmatch": WRONG, "not-exist": PARTIAL}
 _PARTIAL = re.compile(
     r"\b(?:full|complete|whole|entire|exact|official|registered|proper|formal)\s+"
     r"(?:\w+\s+)?(?:name|names|title|titles|form|wording|value|version|text|entry|one)\b"
-    r"|\b(?:full|complete|whole|entire)\s+(?:\w+\s+){0,2}?(?:for|of)\b"
+    r"|\b(?:full|complete|whole|entire)\s+(?:\w+\s+){0,2}?(?:for|of|that|which|behind)\b"
     r"|\bfull[- ]length\b|\bcalled exactly\b|\bnamed exactly\b|\bin full\b|\bspell\w* (?:it )?out\b"
     r"|\bexactly as\b|\bas (?:it is|it's|they are) (?:recorded|stored|listed|written)\b"
     r"|\b(?:short|shortened|abbreviation|abbreviated|truncated|partial|incomplete)\b"
@@ -44,7 +44,7 @@ _WRONG = re.compile(
     r"\b(?:typo|typos|misspel\w*|mis-?typed|spelt|spelled|spelling|wrong|wrongly|incorrect"
     r"|incorrectly|mistaken|mistake|error|correct|correctly|valid|invalid|mismatch\w*)\b"
     r"|\b(?:another|different|instead|other than|supposed to be|double-?check|the right)\b"
-    r"|\b(?:looks?|seems?|sounds?) off\b|\breplac\w*|\bsubstitut\w*|\bcorrection\b"
+    r"|\bother\b[^?.!]{0,40}\bthan\b|\b(?:looks?|seems?|sounds?) off\b|\breplac\w*|\bsubstitut\w*|\bcorrection\b"
     r"|\b(?:doesn't|does not|don't|do not|didn't|did not|isn't|is not|aren't|are not|wasn't|was not)"
     r"\s+(?:\w+\s+){0,2}(?:exist|exists|match|matches|appear|appears|belong|belongs|fit|fits|"
     r"seem|look|found|listed|recorded|in|on|there|present|available)\b"
