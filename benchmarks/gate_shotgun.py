@@ -16,6 +16,17 @@ scoring: only what the replies reveal), policies that never see the gold:
 - ``text-shotgun-1``: the same three questions as one message;
 - ``label-guess``: within the bounds, ``intent`` + Missing year + Missing city on every task (what
   a guess that the bound allows still gets; unneeded labels are the reward's to charge);
+- ``label-sweep-1``: one label per turn over 20 turns, in the label shotgun's order;
+- ``text-kinds``: per named value, one question stating both problems ("does not match the
+  data ... What is the full name of ...?");
+- ``text-kind-sweep``: every named value asked as another value, then as a full name;
+- ``text-guess``: within every per-turn bound, an anchored intent question, one question per
+  named value with the problem its surface suggests (numbers: another value; names: the full
+  name), then "Which year?" (what a per-turn gate cannot refuse; see ``gate_guess.py``);
+- ``text-sweep``: one aspect per turn over 20 turns: the catalog slots, then every column in words;
+- ``text-tables``: every table of the schema named in words in one question;
+- ``text-values``: one turn per text column listing every value of the column (up to 40);
+- ``text-rephrase``: "Could you tell me more about 'A'?", "Please clarify 'A' for me.", per value;
 - ``oracle`` / ``oracle-text``: the honest references (the gold labels, the oracle's own questions).
 
 It prints, per suite and policy, the share of underspecified tasks on which the replies revealed

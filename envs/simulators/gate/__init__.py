@@ -8,14 +8,22 @@ Contract
   what it detects cannot depend on them.
 - :func:`addressed` then gates against the gold labels, as the label gate does with the agent's
   labels: ``intent`` is answered when the question asks about intent; a ``Missing`` scope label
-  when it asks about that slot; a label with content (``Error``/``Unmatch``/``not-exist``) when
-  the question names that content specifically (typos allowed).
+  when it asks about that slot (a catalog aspect or the column in words); a label with content
+  (``Error``/``Unmatch``/``not-exist``) when the question names that content specifically (typos
+  allowed) *and* states the problem its kind is (:mod:`.kinds`: another value for
+  ``Error``/``Unmatch``, the full name for ``not-exist``), as ODUTQA-MDC's label names the kind.
+  "What do you mean by '2017'?" asks nothing specific about 2017; a question stating both
+  problems enumerates the kinds and is too broad.
 - No leak: a question that points at nothing specific reveals nothing. It is *vague* when it asks
   about more than ``GateRules.max_aspects`` aspects at once ("which city, district, year,
   company...?"), spells out more than ``max_identifiers`` schema names (a list of every
   column), copies most of the request back (``max_echo``), or matches no aspect and no
   content ("anything unclear?", "tell me everything"). A content named only inside a long run
   copied from the request does not count (:func:`~.text.mentions_specifically`).
+- Over an episode the simulator (:class:`~clarisql.envs.simulators.fixed.FixedSimulator`)
+  keeps what was asked: more than ``max_episode`` distinct things (:func:`things_asked`,
+  :func:`label_things`), or a value asked about again as another kind of problem
+  (:func:`stated_kinds`), and the turn reveals nothing (:data:`BUDGET_REPLY`).
 - Several labels addressed by one (non-vague) question are all answered in one reply, the Fixed
   simulator's rule for several labels; a suite or run sets its own limits with the simulator
   keyword ``gate_rules`` (:class:`GateRules` fields; ``simulator_kwargs: {gate_rules: {...}}``).
