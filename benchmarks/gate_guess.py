@@ -12,7 +12,9 @@ agent meets them), policies that never read the gold to ask:
   surface suggests (numbers: another value; names: the full name), then "Which year?";
 - ``text-kind-sweep``: every named value asked as another value, then as a full name;
 
-and the honest references ``oracle`` and ``oracle-miss:0.1`` (misses one needed label in ten).
+and the honest references ``oracle`` and ``oracle-miss:0.1`` (misses one needed label in ten),
+both through the label gate, and ``oracle-text``. Label policies play against the label gate,
+text policies against the text gate (lexical mapper).
 The SQL each probe finally runs comes from the probes' ideal writer (the gold when the replies
 told every hidden value, else the literal reading), so a probe's score is an upper bound. Every
 episode is scored under every preset of ``configs/rewards``; it prints the mean reward per
@@ -72,31 +74,34 @@ class TextKindSweep(_AskThenWrite):
 
 
 def run(suite: str, max_episodes: int | None, **kw: Any) -> dict[str, dict[str, float]]:
-    env = ClarifySQLEnv(
-        suite, suite_kwargs=kw, gate="both", gate_mapper="lexical", table_search=False
-    )
-    tasks = [t.id for t in env.suite.tasks][:max_episodes]
+    envs = {
+        g: ClarifySQLEnv(suite, suite_kwargs=kw, gate=g, gate_mapper="lexical", table_search=False)
+        for g in ("labels", "text")
+    }
+    tasks = [t.id for t in envs["labels"].suite.tasks][:max_episodes]
     presets = sorted(p.stem for p in preset_dir().glob("*.yaml"))
     specs = {p: load_reward_spec(p) for p in presets}
     policies = {
-        "oracle": make_policy("oracle"),
-        "oracle-miss:0.1": make_policy("oracle-miss:0.1"),
-        "label-guess": LabelGuess(),
-        "text-guess": TextGuess(),
-        "text-kind-sweep": TextKindSweep(),
+        "oracle": ("labels", make_policy("oracle")),
+        "oracle-miss:0.1": ("labels", make_policy("oracle-miss:0.1")),
+        "oracle-text": ("text", make_policy("oracle-text")),
+        "label-guess": ("labels", LabelGuess()),
+        "text-guess": ("text", TextGuess()),
+        "text-kind-sweep": ("text", TextKindSweep()),
     }
     out: dict[str, dict[str, float]] = {}
-    for name, pol in policies.items():
+    for name, (gate, pol) in policies.items():
         recs = []
         for tid in tasks:
-            res = run_episode(env, pol, tid, seed=0)
+            res = run_episode(envs[gate], pol, tid, seed=0)
             if res.summary.get("record"):
                 recs.append(EpisodeRecord.from_dict(res.summary["record"]))
         out[name] = {
             p: round(sum(score_episode(r, s)[0] for r in recs) / max(1, len(recs)), 3)
             for p, s in specs.items()
         }
-    env.close()
+    for env in envs.values():
+        env.close()
     return out
 
 

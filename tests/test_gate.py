@@ -192,3 +192,16 @@ def test_cli_gate_and_table_search_options(tmp_path, capsys) -> None:
     bad = ["eval", "--suite", "builtin", "--policy", "openai:m@http://127.0.0.1:9/v1"]
     assert main([*bad, "--prompt", "gpt9", "--out", str(tmp_path / "b")]) == 2
     assert "unknown prompt" in capsys.readouterr().err
+
+
+def test_both_answers_precise_labels_beside_a_broad_text() -> None:
+    """Gate ``both``: the oracle's labels with a summary question naming all of them are
+    answered from the labels; the too-broad text adds nothing. Text alone stays refused."""
+    from clarisql.envs.simulators.gate import REFUSAL_REPLY
+
+    broad = "Which year, and what is the full name of 'A', 'B' and 'Universty'?"
+    labels = [u.label for u in TASK.underspecs]
+    r = sim("both").respond(broad, labels, ctx())
+    assert [u.value for u in r.revealed] == ["2021", "University"]
+    r = sim("both").respond(broad, [], ctx())
+    assert r.revealed == [] and r.text == REFUSAL_REPLY

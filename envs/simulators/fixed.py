@@ -192,7 +192,10 @@ class FixedSimulator(UserSimulator):
         if self.gate != "labels" and message.strip():
             text_hits, info = self.text_match(message, ctx)
             if str(info.get("vague", "")).startswith(TOO_BROAD):
-                return SimulatorReply(self.refusal(ctx), [], earned=False, info=info)
+                if not labels or self.gate == "text":
+                    return SimulatorReply(self.refusal(ctx), [], earned=False, info=info)
+                # "both": precise labels are answered; a too-broad text beside them adds nothing
+                text_hits = []
             chosen = {id(u) for u in hits} | {id(u) for u in text_hits}
             hits = [u for u in gold if id(u) in chosen]
             asked |= set(info.pop("things", ()))
