@@ -327,3 +327,34 @@ def test_a_sweep_of_one_thing_per_turn_runs_out() -> None:
     fresh.reset(task, 0)
     r = fresh.respond("Which billing country do you mean?", [], ctx(task))
     assert [u.value for u in r.revealed] == ["VALUE"]
+
+
+def test_a_label_sweep_runs_out_of_slots() -> None:
+    """Per turn 3 Missing slots at most; over the episode too: a sweep of one slot per turn gets
+    nothing once three other slots were asked, even for the right one."""
+    from clarisql.envs.simulators.gate import BUDGET_REPLY
+
+    task = synth_task("BillingCountry", "Count the invoices of the one place I mean.")
+    s = FixedSimulator()
+    s.reset(task, 0)
+    for slot in ("year", "city", "district"):
+        assert s.respond("", [Label("Missing", "", slot)], ctx(task)).revealed == []
+    r = s.respond("", [Label("Missing", "", "BillingCountry")], ctx(task))
+    assert r.revealed == [] and r.text == BUDGET_REPLY
+    fresh = FixedSimulator()
+    fresh.reset(task, 0)
+    r = fresh.respond("", [Label("Missing", "", "BillingCountry")], ctx(task))
+    assert [u.value for u in r.revealed] == ["VALUE"]
+
+
+def test_a_value_cannot_carry_a_sweep_of_slots() -> None:
+    """ "'X' looks wrong: which city?" is one label; asked again with another slot it is a sweep
+    of slots through X, and gets nothing."""
+    from clarisql.envs.simulators.gate import BUDGET_REPLY
+
+    task = synth_task("BillingCountry", 'Count the invoices from "Eric".')
+    s = text_sim()
+    s.reset(task, 0)
+    assert s.respond("Is 'Eric' a typo? Which origin then?", [], ctx(task)).revealed == []
+    r = s.respond("Is 'Eric' a typo? Which billing country then?", [], ctx(task))
+    assert r.revealed == [] and r.text == BUDGET_REPLY, r.info

@@ -17,7 +17,7 @@ overlapping spans; in free text too many aspects, names or alternatives at once)
 even the labels it got right, and is answered ``refusal_reply`` ("one thing at a time"): the same
 text whatever the task and its gold, decided from the turn alone (never from the gold's size).
 Over the episode, once the turns answered so far have asked about more than ``max_episode``
-distinct things (labels, aspects, named values), or asks about a value again as another kind of
+distinct things (labels, aspects, named values) or ``max_missing`` distinct slots, or a turn asks about a value again as another kind of
 problem (a span labelled ``Error`` then ``not-exist``; "is 'X' a typo?" then "is 'X' the full
 name?"), the turn reveals nothing and gets :data:`~clarisql.envs.simulators.gate.BUDGET_REPLY`:
 a sweep of one guess per turn cannot walk through every slot, value and kind.
@@ -82,12 +82,13 @@ class FixedSimulator(UserSimulator):
         self._mapper: Any = None
         self._asked: set[str] = set()
         self._kinds: dict[str, tuple[str, ...]] = {}
+        self._slot_of: dict[str, tuple[str, ...]] = {}
         self._episode: Any = None
         self.set_gate(gate)
 
     def reset(self, task: Any, seed: int | None = None) -> str:
         """Start an episode: nothing asked yet (the episode budget is full)."""
-        self._asked, self._kinds, self._episode = set(), {}, task
+        self._asked, self._kinds, self._slot_of, self._episode = set(), {}, {}, task
         return super().reset(task, seed)
 
     def set_gate(self, gate: str, mapper: Any = None) -> None:
@@ -173,11 +174,12 @@ class FixedSimulator(UserSimulator):
 
         gold = ctx.task.underspecs
         if ctx.task is not self._episode:  # a caller that did not reset: a new episode
-            self._asked, self._kinds, self._episode = set(), {}, ctx.task
+            self._asked, self._kinds, self._slot_of, self._episode = set(), {}, {}, ctx.task
         info: dict[str, Any] = {}
         hits: list[Underspec] = []
         asked: set[str] = set()
         kinds: dict[str, tuple[str, ...]] = {}
+        slot_of: dict[str, tuple[str, ...]] = {}
         if self.gate != "text" and labels:
             why = label_breadth(labels, self.gate_rules)
             if why is not None:
@@ -198,16 +200,28 @@ class FixedSimulator(UserSimulator):
                 text_hits = []
             chosen = {id(u) for u in hits} | {id(u) for u in text_hits}
             hits = [u for u in gold if id(u) in chosen]
-            asked |= set(info.pop("things", ()))
-            kinds.update((f"text:{v}", (p,)) for v, p in info.pop("kinds", {}).items())
-        if len(self._asked | asked) > self.gate_rules.max_episode:
-            info = {**info, "budget": f"{len(self._asked | asked)} things asked this episode"}
+            things = set(info.pop("things", ()))
+            stated = info.pop("kinds", {})
+            if stated:  # "'X' looks wrong: which city?" asks one label ([X, city, ...]), not two
+                slots_here = sorted(x for x in things if x.startswith("slot:"))
+                things -= set(slots_here[: len(stated)])
+                kinds.update((f"text:{v}", (p,)) for v, p in stated.items())
+                if slots_here:  # and X stays that slot's value (no sweep of slots through X)
+                    slot_of.update((f"text:{v}", tuple(slots_here)) for v in stated)
+            asked |= things
+        total = self._asked | asked
+        slots = sum(1 for x in total if x.startswith("slot:"))
+        if len(total) > self.gate_rules.max_episode or slots > self.gate_rules.max_missing:
+            info = {**info, "budget": f"{len(total)} things, {slots} slots asked this episode"}
             return SimulatorReply(self.budget_spent(ctx), [], earned=False, info=info)
-        if any(self._kinds.get(k, v) != v for k, v in kinds.items()):
+        if any(self._kinds.get(k, v) != v for k, v in kinds.items()) or any(
+            self._slot_of.get(k, v) != v for k, v in slot_of.items()
+        ):
             info = {**info, "budget": "a value asked about again as another kind of problem"}
             return SimulatorReply(self.budget_spent(ctx), [], earned=False, info=info)
         self._asked |= asked
         self._kinds.update(kinds)
+        self._slot_of.update(slot_of)
         if not hits:
             return SimulatorReply(self.neutral_reply, [], earned=False, info=info)
         return SimulatorReply(" ".join(self.render(u) for u in hits), hits, earned=True, info=info)

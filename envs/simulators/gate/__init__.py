@@ -74,9 +74,10 @@ class GateRules:
     gold size, so a refusal says nothing about the gold. The
     free-text bounds are "one thing at a time": at most ``max_aspects`` aspects, ``max_names``
     named spans or values, ``max_things`` of both together, ``max_list`` alternatives in a list.
-    Over a whole episode at most ``max_episode`` distinct things (labels, aspects, named values)
-    may be asked (ODUTQA-MDC's records need at most 5, with one to spare for a rephrasing): a
-    sweep of one guess per turn over many turns gets :data:`BUDGET_REPLY` once it is spent.
+    Over a whole episode the same bounds hold as for one turn: at most ``max_episode`` distinct
+    things (labels, aspects, named values; ODUTQA-MDC's records need at most 5) and
+    ``max_missing`` distinct slots; a sweep of one guess per turn over many turns gets
+    :data:`BUDGET_REPLY` once either is spent (asking the same thing again costs nothing).
     """
 
     max_labels: int = 5
@@ -89,7 +90,7 @@ class GateRules:
     max_identifiers: int = 3
     max_echo: float = 0.8
     mention_threshold: float = 0.8
-    max_episode: int = 6
+    max_episode: int = 5
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> GateRules:
@@ -230,12 +231,33 @@ def named_values(question: str) -> list[str]:
 
 
 def things_asked(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:
-    """The distinct things a free-text turn asks about (aspects and named values), as
-    :func:`label_things` names them, for the episode budget (``GateRules.max_episode``)."""
-    out = {a for a in all_aspects(question, mapped, ctx) if a != "intent"}
+    """The distinct things a free-text turn asks about, as :func:`label_things` names them
+    (``intent``, ``slot:`` an aspect, ``value:`` a named value), for the episode budget."""
+    aspects = all_aspects(question, mapped, ctx)
+    phrases = [a for a in aspects if a not in ASPECT_NAMES]
+    slots = {
+        a
+        for a in aspects
+        if a != "intent" and (a not in ASPECT_NAMES or not any(a in p.split() for p in phrases))
+    }
+    out = {f"slot:{a}" for a in slots} | {f"value:{v}" for v in named_values(question)}
     if "intent" in mapped.aspects:
         out.add("intent")
-    return frozenset(out | set(named_values(question)))
+    return frozenset(out)
+
+
+def label_things(labels: Sequence[Label]) -> frozenset[str]:
+    """The distinct things a label turn asks about: ``intent``, ``slot:`` a Missing slot in
+    words, ``value:`` a labelled span."""
+    out = set()
+    for lb in labels:
+        if lb.kind == "intent":
+            out.add("intent")
+        elif lb.content.strip():
+            out.add(f"value:{normalize(lb.content.strip())}")
+        else:
+            out.add(f"slot:{phrase(lb.slot.strip()) or normalize(lb.slot)}")
+    return frozenset(out)
 
 
 def stated_kinds(question: str, request: str) -> dict[str, str]:
@@ -247,19 +269,6 @@ def stated_kinds(question: str, request: str) -> dict[str, str]:
         return {}
     (p,) = stated
     return {v: p for v in named_values(question)}
-
-
-def label_things(labels: Sequence[Label]) -> frozenset[str]:
-    """The distinct things a label turn asks about: ``intent``, Missing slots in words, spans."""
-    out = set()
-    for lb in labels:
-        if lb.kind == "intent":
-            out.add("intent")
-        elif lb.content.strip():
-            out.add(normalize(lb.content.strip()))
-        else:
-            out.add(phrase(lb.slot.strip()) or normalize(lb.slot))
-    return frozenset(out)
 
 
 def _slot_asked(question: str, slot: str, aspects: frozenset[str]) -> bool:
