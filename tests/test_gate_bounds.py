@@ -358,3 +358,21 @@ def test_a_value_cannot_carry_a_sweep_of_slots() -> None:
     assert s.respond("Is 'Eric' a typo? Which origin then?", [], ctx(task)).revealed == []
     r = s.respond("Is 'Eric' a typo? Which billing country then?", [], ctx(task))
     assert r.revealed == [] and r.text == BUDGET_REPLY, r.info
+
+
+def test_a_quote_inside_a_word_is_no_quote() -> None:
+    """A title with an apostrophe is one name (oracle-text's one miss on chinook was this)."""
+    from clarisql.envs.simulators.gate.text import named_items
+
+    title = "I Don't Wana Be Kissed (By Anyone But You)"
+    assert named_items(f"What is the full name of '{title}'?") == [title.casefold()]
+    task = Task(
+        id="t/q",
+        db="x",
+        utterance=f'Set the bytes of the track "{title}" to 259386813.',
+        category="where",
+        gold_sql="SELECT 1",
+        underspecs=[Underspec(Label("not-exist", title, "Name"), "I Don't Wanna Be Kissed")],
+    )
+    r = text_sim().respond(f"What is the full name of '{title}'?", [], ctx(task))
+    assert [u.value for u in r.revealed] == ["I Don't Wanna Be Kissed"], r.info
