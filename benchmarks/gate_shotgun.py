@@ -16,6 +16,17 @@ scoring: only what the replies reveal), policies that never see the gold:
 - ``text-shotgun-1``: the same three questions as one message;
 - ``label-guess``: within the bounds, ``intent`` + Missing year + Missing city on every task (what
   a guess that the bound allows still gets; unneeded labels are the reward's to charge);
+- ``label-sweep-1``: one label per turn over 20 turns, in the label shotgun's order;
+- ``text-kinds``: per named value, one question stating both problems ("does not match the
+  data ... What is the full name of ...?");
+- ``text-kind-sweep``: every named value asked as another value, then as a full name;
+- ``text-guess``: within every per-turn bound, an anchored intent question, one question per
+  named value with the problem its surface suggests (numbers: another value; names: the full
+  name), then "Which year?" (what a per-turn gate cannot refuse; see ``gate_guess.py``);
+- ``text-sweep``: one aspect per turn over 20 turns: the catalog slots, then every column in words;
+- ``text-tables``: every table of the schema named in words in one question;
+- ``text-values``: one turn per text column listing every value of the column (up to 40);
+- ``text-rephrase``: "Could you tell me more about 'A'?", "Please clarify 'A' for me.", per value;
 - ``oracle`` / ``oracle-text``: the honest references (the gold labels, the oracle's own questions).
 
 It prints, per suite and policy, the share of underspecified tasks on which the replies revealed
@@ -112,6 +123,115 @@ def text_questions(task, schema):
     ]
 
 
+def _q(v: str) -> str:
+    return f'"{v}"' if "'" in v else f"'{v}'"
+
+
+def _is_number(v: str) -> bool:
+    return bool(re.fullmatch(r"[\d.,:/ -]+", v))
+
+
+WRONG_Q = "{v} does not match the data: which one did you mean instead?"
+PARTIAL_Q = "What is the full name of {v}?"
+WRONG_ZH = "“{v}”好像不对，应该是哪个？"
+PARTIAL_ZH = "“{v}”的全称是什么？"
+
+
+def kind_questions(task, kind: str) -> list[str]:
+    """One question per named value of the request stating one problem (``wrong``/``partial``)
+    or, with ``kind="both"``, both at once (enumerating the kinds)."""
+    zh = is_chinese(task.utterance)
+    out = []
+    for v in names(task.utterance)[:4]:
+        w = (WRONG_ZH if zh else WRONG_Q).format(v=v if zh else _q(v))
+        pa = (PARTIAL_ZH if zh else PARTIAL_Q).format(v=v if zh else _q(v))
+        out.append({"wrong": w, "partial": pa, "both": f"{w} {pa}"}[kind])
+    return out
+
+
+def guess_questions(task, schema) -> list[str]:
+    """Within every per-turn bound: an anchored intent question, then per named value the kind
+    its surface suggests (numbers: another value; names: the full name), then the year."""
+    zh = is_chinese(task.utterance)
+    from clarisql.policies.text_questions import anchor
+
+    a = anchor(task.utterance)
+    out = [
+        f"关于{a}，你具体想了解哪方面的信息？"
+        if zh
+        else f"What exactly do you want to know about the {a}?"
+    ]
+    for v in names(task.utterance)[:3]:
+        wrong = _is_number(v.rstrip("年"))
+        tpl = (WRONG_ZH if wrong else PARTIAL_ZH) if zh else (WRONG_Q if wrong else PARTIAL_Q)
+        out.append(tpl.format(v=v if zh else _q(v)))
+    out.append("请问是哪一年？" if zh else "Which year do you mean?")
+    return out
+
+
+def sweep_questions(task, schema, turns: int = 20) -> list[str]:
+    """One aspect per turn over many turns: the catalog slots, then every column in words."""
+    from clarisql.envs.simulators.gate.schema_aspects import schema_phrases
+
+    if is_chinese(task.utterance):
+        return ["请问是哪一年？", "请问是哪个城市？", "请问是哪个区？", "请问企业全称是什么？"]
+    slots = ["year", "city", "district", "company", "project"] + list(schema_phrases(schema))
+    return [f"Which {s} do you mean?" for s in slots[:turns]]
+
+
+def tables_question(schema: str) -> list[str]:
+    """Every table of the schema named in words in one question."""
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+
+    tables = [phrase(m) for m in re.findall(r"^(?:VIEW )?([^\s(][^(\n]*?)\(", schema, re.M)]
+    return [f"Which of the {', '.join(tables)} do you mean?"] if tables else []
+
+
+def values_questions(db_path: str, turns: int = 6, most: int = 40) -> list[str]:
+    """One turn per text column (up to ``turns``): every value of the column listed."""
+    import sqlite3
+
+    from clarisql.envs.simulators.gate.schema_aspects import phrase
+
+    out = []
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            for col in con.execute(f'PRAGMA table_info("{t}")').fetchall():
+                if "CHAR" not in col[2].upper() and "TEXT" not in col[2].upper():
+                    continue
+                vals = [
+                    str(r[0])
+                    for r in con.execute(
+                        f'SELECT DISTINCT "{col[1]}" FROM "{t}" WHERE "{col[1]}" IS NOT NULL '
+                        f"LIMIT {most + 1}"
+                    )
+                ]
+                if 2 <= len(vals) <= most:
+                    out.append(f"Which {phrase(col[1])} do you mean: {', '.join(vals)}?")
+                if len(out) >= turns:
+                    return out
+    finally:
+        con.close()
+    return out
+
+
+def rephrased_questions(task) -> list[str]:
+    """The text shotgun's "what do you mean by" in other words, one value per turn."""
+    zh = is_chinese(task.utterance)
+    out = []
+    for v in names(task.utterance)[:4]:
+        out.append(f"能再说说“{v}”吗？" if zh else f"Could you tell me more about {_q(v)}?")
+        out.append(f"请解释一下{v}。" if zh else f"Please clarify {_q(v)} for me.")
+    return out
+
+
+def label_sweep_one(task, schema, turns: int = 20) -> list[tuple[str, list[Label]]]:
+    """One label per turn over many turns, in the label shotgun's order."""
+    labels = label_shotgun(task, schema)[0][1]
+    return [("Could you clarify this?", [lb]) for lb in labels[:turns]]
+
+
 def run(suite_spec: str, mapper: str, **kw) -> dict[str, dict[str, float]]:
     suite = load_suite(suite_spec, **kw)
     spec, sim_kw = resolve_simulator(None, None, suite.metadata)
@@ -122,12 +242,14 @@ def run(suite_spec: str, mapper: str, **kw) -> dict[str, dict[str, float]]:
         for g in ("labels", "text")
     }
     schemas: dict[str, str] = {}
+    values: dict[str, list[str]] = {}
     tasks = [t for t in suite.tasks if t.underspecs]
     res: dict[str, list[tuple[int, int]]] = {}
     for t in tasks:
         if t.db not in schemas:
             db = suite.database(t)
             schemas[t.db] = schema_summary(get_image(db.path, db.post_copy_sql), db.description)
+            values[t.db] = values_questions(str(db.path))
         schema = schemas[t.db]
         plays = {
             "oracle": ("labels", [("Could you clarify?", [u.label for u in t.underspecs])]),
@@ -136,6 +258,17 @@ def run(suite_spec: str, mapper: str, **kw) -> dict[str, dict[str, float]]:
             "text-shotgun": ("text", [(q, []) for q in text_questions(t, schema)]),
             "text-shotgun-1": ("text", [(" ".join(text_questions(t, schema)), [])]),
             "label-guess": ("labels", [("Could you clarify?", GUESS)]),
+            "label-sweep-1": ("labels", label_sweep_one(t, schema)),
+            "text-kinds": ("text", [(q, []) for q in kind_questions(t, "both")]),
+            "text-kind-sweep": (
+                "text",
+                [(q, []) for k in ("wrong", "partial") for q in kind_questions(t, k)],
+            ),
+            "text-guess": ("text", [(q, []) for q in guess_questions(t, schema)]),
+            "text-sweep": ("text", [(q, []) for q in sweep_questions(t, schema)]),
+            "text-tables": ("text", [(q, []) for q in tables_question(schema)]),
+            "text-values": ("text", [(q, []) for q in values[t.db]]),
+            "text-rephrase": ("text", [(q, []) for q in rephrased_questions(t)]),
         }
         for name, (gate, turns) in plays.items():
             sim = sims[gate]

@@ -5,7 +5,9 @@ the request (Chinese for a request in Chinese, else English), one thing at a tim
 wants (:class:`clarisql.envs.simulators.gate.GateRules`): the intent and Missing slots in groups
 of at most ``max_aspects``, each named span in a question of its own. The intent question names
 a word of the request (an anchor), since a generic "what do you want to know?" reveals nothing;
-a Missing slot is asked by its name in words (``BillingState``: "which billing state").
+a Missing slot is asked by its name in words (``BillingState``: "which billing state"); a named
+span with the problem its kind is (another value for ``Error``/``Unmatch``, the full name for
+``not-exist``), as the gate asks (:mod:`clarisql.envs.simulators.gate.kinds`).
 :func:`everything_question` is the ask-about-everything probe's question: every aspect of the
 catalog at once, plus the whole request quoted back.
 """
@@ -89,7 +91,7 @@ def ask_one(u: Underspec, chinese: bool, anchor_text: str = "") -> str:
             return "请问是哪一年？" if lb.slot == "year" else f"请问是哪个{slot}？"
         if lb.kind == "not-exist":
             return f"“{lb.content}”的全称是什么？"
-        return f"您说的“{lb.content}”是指哪个{slot}？"
+        return f"您说的“{lb.content}”好像不对，应该是哪个{slot}？"
     slot = _slot_words(lb.slot)
     if lb.kind == "intent":
         return f"What exactly do you want to know about the {anchor_text}?"
@@ -97,7 +99,7 @@ def ask_one(u: Underspec, chinese: bool, anchor_text: str = "") -> str:
         return f"Which {slot} do you mean?"
     if lb.kind == "not-exist":
         return f"What is the full name of '{lb.content}'?"
-    return f"What do you mean by '{lb.content}'? Which {slot} is it?"
+    return f"'{lb.content}' does not match the data: which {slot} did you mean instead?"
 
 
 def questions_for(task: Task, max_aspects: int = 2) -> list[tuple[str, list[Underspec]]]:

@@ -47,9 +47,9 @@ def ctx(task: Task = TASK) -> DialogueContext:
     [
         ("Which year do you mean?", ["2021"]),
         ("For what year?", ["2021"]),
-        ("What do you mean by 'Universty'?", ["University"]),
-        ("Did you mean University? Which district is it?", ["University"]),
-        ("Which year, and what do you mean by Universty?", ["2021", "University"]),
+        ("Is 'Universty' a typo?", ["University"]),
+        ("Universty is not in the data. Which district is it?", ["University"]),
+        ("Which year, and is Universty a typo?", ["2021", "University"]),
     ],
 )
 def test_free_text_questions_earn_the_labels_they_address(question, values) -> None:
@@ -70,6 +70,11 @@ def test_free_text_questions_earn_the_labels_they_address(question, values) -> N
         "Do you want sale_id, project_name, developer, property_type, unit_price or status?",
         "Which city, district, year, company and project do you mean, and what do you want?",
         f"What do you mean by '{REQUEST}'?",
+        # a value named with no problem stated asks nothing specific about it
+        "What do you mean by 'Universty'?",
+        "Could you tell me more about Universty?",
+        # the wrong problem: Universty is a typo, not part of a longer name
+        "What is the full name of 'Universty'?",
     ],
 )
 def test_questions_that_point_at_nothing_reveal_nothing(question) -> None:
@@ -92,7 +97,7 @@ def test_gate_modes_labels_text_both() -> None:
     labels = [Label("Missing", "", "year")]
     assert sim("labels").respond("Which year do you mean?", [], ctx()).revealed == []
     assert sim("text").respond("Hmm?", labels, ctx()).revealed == []
-    both = sim("both").respond("What do you mean by Universty?", labels, ctx())
+    both = sim("both").respond("Is Universty misspelled?", labels, ctx())
     assert [u.value for u in both.revealed] == ["2021", "University"]
     with pytest.raises(ValueError, match="gate must be one of"):
         FixedSimulator(gate="words")
@@ -187,3 +192,16 @@ def test_cli_gate_and_table_search_options(tmp_path, capsys) -> None:
     bad = ["eval", "--suite", "builtin", "--policy", "openai:m@http://127.0.0.1:9/v1"]
     assert main([*bad, "--prompt", "gpt9", "--out", str(tmp_path / "b")]) == 2
     assert "unknown prompt" in capsys.readouterr().err
+
+
+def test_both_answers_precise_labels_beside_a_broad_text() -> None:
+    """Gate ``both``: the oracle's labels with a summary question naming all of them are
+    answered from the labels; the too-broad text adds nothing. Text alone stays refused."""
+    from clarisql.envs.simulators.gate import REFUSAL_REPLY
+
+    broad = "Which year, and what is the full name of 'A', 'B' and 'Universty'?"
+    labels = [u.label for u in TASK.underspecs]
+    r = sim("both").respond(broad, labels, ctx())
+    assert [u.value for u in r.revealed] == ["2021", "University"]
+    r = sim("both").respond(broad, [], ctx())
+    assert r.revealed == [] and r.text == REFUSAL_REPLY

@@ -16,6 +16,11 @@ beyond :class:`~clarisql.envs.simulators.gate.GateRules`' bounds, one span label
 overlapping spans; in free text too many aspects, names or alternatives at once) reveals nothing,
 even the labels it got right, and is answered ``refusal_reply`` ("one thing at a time"): the same
 text whatever the task and its gold, decided from the turn alone (never from the gold's size).
+Over the episode, once the turns answered so far have asked about more than ``max_episode``
+distinct things (labels, aspects, named values) or ``max_missing`` distinct slots, or a turn asks about a value again as another kind of
+problem (a span labelled ``Error`` then ``not-exist``; "is 'X' a typo?" then "is 'X' the full
+name?"), the turn reveals nothing and gets :data:`~clarisql.envs.simulators.gate.BUDGET_REPLY`:
+a sweep of one guess per turn cannot walk through every slot, value and kind.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from clarisql.envs.simulators.base import DialogueContext, SimulatorReply, UserSimulator
-from clarisql.envs.simulators.gate import REFUSAL_REPLY, REFUSAL_REPLY_ZH
+from clarisql.envs.simulators.gate import (
+    BUDGET_REPLY,
+    BUDGET_REPLY_ZH,
+    REFUSAL_REPLY,
+    REFUSAL_REPLY_ZH,
+)
 from clarisql.envs.tasks import Label, Underspec
 
 DEFAULT_TEMPLATES: dict[str, str] = {
@@ -70,7 +80,16 @@ class FixedSimulator(UserSimulator):
         self.gate_rules = GateRules.from_dict(gate_rules)
         self._mapper_spec = mapper
         self._mapper: Any = None
+        self._asked: set[str] = set()
+        self._kinds: dict[str, tuple[str, ...]] = {}
+        self._slot_of: dict[str, tuple[str, ...]] = {}
+        self._episode: Any = None
         self.set_gate(gate)
+
+    def reset(self, task: Any, seed: int | None = None) -> str:
+        """Start an episode: nothing asked yet (the episode budget is full)."""
+        self._asked, self._kinds, self._slot_of, self._episode = set(), {}, {}, task
+        return super().reset(task, seed)
 
     def set_gate(self, gate: str, mapper: Any = None) -> None:
         """Switch the gate mode (``labels``, ``text`` or ``both``) and, if given, the mapper."""
@@ -112,7 +131,13 @@ class FixedSimulator(UserSimulator):
 
     def text_match(self, message: str, ctx: DialogueContext) -> tuple[list[Underspec], dict]:
         """Gold labels the free-text ``message`` addresses, and what the mapper saw (public)."""
-        from clarisql.envs.simulators.gate import GateContext, addressed
+        from clarisql.envs.simulators.gate import (
+            TOO_BROAD,
+            GateContext,
+            addressed,
+            stated_kinds,
+            things_asked,
+        )
 
         request = next(
             (m.get("content", "") for m in ctx.history if m.get("role") == "user"),
@@ -121,9 +146,16 @@ class FixedSimulator(UserSimulator):
         gctx = GateContext(request, ctx.schema)
         mapped = self.mapper.map(message, gctx)
         hits, why = addressed(message, mapped, ctx.task.underspecs, gctx, self.gate_rules)
-        info = {"gate": "text", "mapper": mapped.source, "aspects": sorted(mapped.aspects)}
+        info: dict[str, Any] = {
+            "gate": "text",
+            "mapper": mapped.source,
+            "aspects": sorted(mapped.aspects),
+        }
         if why:
             info["vague"] = why
+        if not why or not why.startswith(TOO_BROAD):  # (a refused turn asked nothing)
+            info["things"] = sorted(things_asked(message, mapped, gctx))
+            info["kinds"] = stated_kinds(message, request)
         return hits, info
 
     def refusal(self, ctx: DialogueContext) -> str:
@@ -132,23 +164,64 @@ class FixedSimulator(UserSimulator):
             return self.refusal_reply
         return REFUSAL_REPLY_ZH if _CJK.search(ctx.task.utterance) else REFUSAL_REPLY
 
+    def budget_spent(self, ctx: DialogueContext) -> str:
+        """The reply once the episode's budget of things asked is spent (same for every task)."""
+        return BUDGET_REPLY_ZH if _CJK.search(ctx.task.utterance) else BUDGET_REPLY
+
     def respond(self, message: str, labels: list[Label], ctx: DialogueContext) -> SimulatorReply:
-        from clarisql.envs.simulators.gate import TOO_BROAD, label_breadth
+        from clarisql.envs.simulators.gate import TOO_BROAD, label_breadth, label_things
+        from clarisql.envs.simulators.gate.text import normalize
 
         gold = ctx.task.underspecs
+        if ctx.task is not self._episode:  # a caller that did not reset: a new episode
+            self._asked, self._kinds, self._slot_of, self._episode = set(), {}, {}, ctx.task
         info: dict[str, Any] = {}
         hits: list[Underspec] = []
+        asked: set[str] = set()
+        kinds: dict[str, tuple[str, ...]] = {}
+        slot_of: dict[str, tuple[str, ...]] = {}
         if self.gate != "text" and labels:
             why = label_breadth(labels, self.gate_rules)
             if why is not None:
                 return SimulatorReply(self.refusal(ctx), [], earned=False, info={"broad": why})
             hits = self.match(labels, gold)
+            asked |= label_things(labels)
+            kinds.update(
+                (f"label:{normalize(lb.content.strip())}", (lb.slot.strip().casefold(), lb.kind))
+                for lb in labels
+                if lb.kind != "intent" and lb.content.strip()
+            )
         if self.gate != "labels" and message.strip():
             text_hits, info = self.text_match(message, ctx)
             if str(info.get("vague", "")).startswith(TOO_BROAD):
-                return SimulatorReply(self.refusal(ctx), [], earned=False, info=info)
+                if not labels or self.gate == "text":
+                    return SimulatorReply(self.refusal(ctx), [], earned=False, info=info)
+                # "both": precise labels are answered; a too-broad text beside them adds nothing
+                text_hits = []
             chosen = {id(u) for u in hits} | {id(u) for u in text_hits}
             hits = [u for u in gold if id(u) in chosen]
+            things = set(info.pop("things", ()))
+            stated = info.pop("kinds", {})
+            if stated:  # "'X' looks wrong: which city?" asks one label ([X, city, ...]), not two
+                slots_here = sorted(x for x in things if x.startswith("slot:"))
+                things -= set(slots_here[: len(stated)])
+                kinds.update((f"text:{v}", (p,)) for v, p in stated.items())
+                if slots_here:  # and X stays that slot's value (no sweep of slots through X)
+                    slot_of.update((f"text:{v}", tuple(slots_here)) for v in stated)
+            asked |= things
+        total = self._asked | asked
+        slots = sum(1 for x in total if x.startswith("slot:"))
+        if len(total) > self.gate_rules.max_episode or slots > self.gate_rules.max_missing:
+            info = {**info, "budget": f"{len(total)} things, {slots} slots asked this episode"}
+            return SimulatorReply(self.budget_spent(ctx), [], earned=False, info=info)
+        if any(self._kinds.get(k, v) != v for k, v in kinds.items()) or any(
+            self._slot_of.get(k, v) != v for k, v in slot_of.items()
+        ):
+            info = {**info, "budget": "a value asked about again as another kind of problem"}
+            return SimulatorReply(self.budget_spent(ctx), [], earned=False, info=info)
+        self._asked |= asked
+        self._kinds.update(kinds)
+        self._slot_of.update(slot_of)
         if not hits:
             return SimulatorReply(self.neutral_reply, [], earned=False, info=info)
         return SimulatorReply(" ".join(self.render(u) for u in hits), hits, earned=True, info=info)

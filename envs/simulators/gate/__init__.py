@@ -8,14 +8,22 @@ Contract
   what it detects cannot depend on them.
 - :func:`addressed` then gates against the gold labels, as the label gate does with the agent's
   labels: ``intent`` is answered when the question asks about intent; a ``Missing`` scope label
-  when it asks about that slot; a label with content (``Error``/``Unmatch``/``not-exist``) when
-  the question names that content specifically (typos allowed).
+  when it asks about that slot (a catalog aspect or the column in words); a label with content
+  (``Error``/``Unmatch``/``not-exist``) when the question names that content specifically (typos
+  allowed) *and* states the problem its kind is (:mod:`.kinds`: another value for
+  ``Error``/``Unmatch``, the full name for ``not-exist``), as ODUTQA-MDC's label names the kind.
+  "What do you mean by '2017'?" asks nothing specific about 2017; a question stating both
+  problems enumerates the kinds and is too broad.
 - No leak: a question that points at nothing specific reveals nothing. It is *vague* when it asks
   about more than ``GateRules.max_aspects`` aspects at once ("which city, district, year,
   company...?"), spells out more than ``max_identifiers`` schema names (a list of every
   column), copies most of the request back (``max_echo``), or matches no aspect and no
   content ("anything unclear?", "tell me everything"). A content named only inside a long run
   copied from the request does not count (:func:`~.text.mentions_specifically`).
+- Over an episode the simulator (:class:`~clarisql.envs.simulators.fixed.FixedSimulator`)
+  keeps what was asked: more than ``max_episode`` distinct things (:func:`things_asked`,
+  :func:`label_things`), or a value asked about again as another kind of problem
+  (:func:`stated_kinds`), and the turn reveals nothing (:data:`BUDGET_REPLY`).
 - Several labels addressed by one (non-vague) question are all answered in one reply, the Fixed
   simulator's rule for several labels; a suite or run sets its own limits with the simulator
   keyword ``gate_rules`` (:class:`GateRules` fields; ``simulator_kwargs: {gate_rules: {...}}``).
@@ -29,11 +37,13 @@ through an OpenAI-compatible endpoint, cached, falling back to the offline mappe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
+from clarisql.envs.simulators.gate.kinds import KIND_PROBLEM, enumerates_problems, problems
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
 from clarisql.envs.simulators.gate.text import (
     _QUOTED,
@@ -64,6 +74,10 @@ class GateRules:
     gold size, so a refusal says nothing about the gold. The
     free-text bounds are "one thing at a time": at most ``max_aspects`` aspects, ``max_names``
     named spans or values, ``max_things`` of both together, ``max_list`` alternatives in a list.
+    Over a whole episode the same bounds hold as for one turn: at most ``max_episode`` distinct
+    things (labels, aspects, named values; ODUTQA-MDC's records need at most 5) and
+    ``max_missing`` distinct slots; a sweep of one guess per turn over many turns gets
+    :data:`BUDGET_REPLY` once either is spent (asking the same thing again costs nothing).
     """
 
     max_labels: int = 5
@@ -76,6 +90,7 @@ class GateRules:
     max_identifiers: int = 3
     max_echo: float = 0.8
     mention_threshold: float = 0.8
+    max_episode: int = 5
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> GateRules:
@@ -93,6 +108,12 @@ REFUSAL_REPLY = (
 )
 #: the same in Chinese, for a request in Chinese (ODUTQA-MDC)
 REFUSAL_REPLY_ZH = "请一次只问一件事：指出我的请求里具体哪一处不清楚。"
+#: what a turn is told once the episode has asked about more than any task could need
+BUDGET_REPLY = (
+    "You have asked about more things than my request could leave open; "
+    "please go ahead with what I have told you."
+)
+BUDGET_REPLY_ZH = "你问的已经超过我的请求可能不清楚的地方了，请根据我已经说的继续。"
 #: reasons that start with this mark a turn refused as too broad (it gets :data:`REFUSAL_REPLY`)
 TOO_BROAD = "too broad: "
 
@@ -170,6 +191,8 @@ def vagueness(
         return f"{TOO_BROAD}names {n_names} things at once (limit {rules.max_names})"
     if n_names + n_aspects > rules.max_things:
         return f"{TOO_BROAD}asks about {n_names + n_aspects} things (limit {rules.max_things})"
+    if enumerates_problems(_cue_text(question, ctx.request)):
+        return f"{TOO_BROAD}states two kinds of problem at once (another value and a full name)"
     n_items = list_items(question)
     if n_items > rules.max_list:
         return f"{TOO_BROAD}lists {n_items} alternatives (limit {rules.max_list})"
@@ -179,6 +202,73 @@ def vagueness(
     if ctx.request and echo_fraction(question, ctx.request) > rules.max_echo:
         return "restates the request instead of asking about part of it"
     return None
+
+
+def _cue_text(question: str, request: str) -> str:
+    """The question's own words: without quoted names and without runs copied from the
+    request (a value or request that says "wrong" or "full" states no problem)."""
+    from clarisql.envs.simulators.gate.text import join_tokens, shared_spans
+
+    bare = _QUOTED.sub(" ", question)
+    toks, drop = tokens(bare), set()
+    for start, n in shared_spans(bare, request):
+        run = toks[start : start + n]
+        if any(t.isascii() for t in run) or n >= 5:  # (Chinese: "是哪个" is how one asks)
+            drop.update(range(start, start + n))
+    return join_tokens([t for i, t in enumerate(toks) if i not in drop])
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d.,:/-]*\d(?![\w.])|(?<![\w.])\d(?![\w.])")
+
+
+def named_values(question: str) -> list[str]:
+    """The values a question names: :func:`~.text.named_items` plus bare numbers ("2017")."""
+    out = named_items(question)
+    for n in _NUMBER.findall(_QUOTED.sub(" ", question)):
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def things_asked(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:
+    """The distinct things a free-text turn asks about, as :func:`label_things` names them
+    (``intent``, ``slot:`` an aspect, ``value:`` a named value), for the episode budget."""
+    aspects = all_aspects(question, mapped, ctx)
+    phrases = [a for a in aspects if a not in ASPECT_NAMES]
+    slots = {
+        a
+        for a in aspects
+        if a != "intent" and (a not in ASPECT_NAMES or not any(a in p.split() for p in phrases))
+    }
+    out = {f"slot:{a}" for a in slots} | {f"value:{v}" for v in named_values(question)}
+    if "intent" in mapped.aspects:
+        out.add("intent")
+    return frozenset(out)
+
+
+def label_things(labels: Sequence[Label]) -> frozenset[str]:
+    """The distinct things a label turn asks about: ``intent``, ``slot:`` a Missing slot in
+    words, ``value:`` a labelled span."""
+    out = set()
+    for lb in labels:
+        if lb.kind == "intent":
+            out.add("intent")
+        elif lb.content.strip():
+            out.add(f"value:{normalize(lb.content.strip())}")
+        else:
+            out.add(f"slot:{phrase(lb.slot.strip()) or normalize(lb.slot)}")
+    return frozenset(out)
+
+
+def stated_kinds(question: str, request: str) -> dict[str, str]:
+    """Each value the question names, with the one problem it states about it (none when the
+    question states no problem): what the episode remembers so that the same value cannot be
+    asked about as a typo in one turn and as a partial name in the next."""
+    stated = problems(_cue_text(question, request))
+    if len(stated) != 1:
+        return {}
+    (p,) = stated
+    return {v: p for v in named_values(question)}
 
 
 def _slot_asked(question: str, slot: str, aspects: frozenset[str]) -> bool:
@@ -206,7 +296,10 @@ def addressed(
 
     ``intent`` needs the intent aspect *and* an anchor in the request or the schema (a generic
     "what would you like to know?" reveals nothing); a Missing slot needs the slot asked about
-    (catalog aspect or the column in words); a labelled span needs the span named.
+    (catalog aspect or the column in words); a labelled span needs the span named *and* the
+    problem its kind is (:mod:`.kinds`: a typo or another value for ``Error``/``Unmatch``, a
+    full name for ``not-exist``): "What do you mean by '2017'?" names a value but asks nothing
+    specific about it.
     """
     rules = rules or GateRules()
     why = vagueness(question, mapped, ctx, rules)
@@ -214,13 +307,17 @@ def addressed(
         return [], why
     aspects = all_aspects(question, mapped, ctx)
     intent = "intent" in aspects and anchored(question, ctx.request, schema_phrases(ctx.schema))
+    stated = problems(_cue_text(question, ctx.request))
     out = []
     for u in gold:
         lb = u.label
         if lb.kind == "intent":
             hit = intent
         elif lb.content.strip():
-            hit = mentions_specifically(question, ctx.request, lb.content, rules.mention_threshold)
+            need = KIND_PROBLEM.get(lb.kind)
+            hit = (need is None or need in stated) and mentions_specifically(
+                question, ctx.request, lb.content, rules.mention_threshold
+            )
         else:
             hit = _slot_asked(question, lb.slot, aspects)
         if hit:
@@ -253,6 +350,12 @@ def make_mapper(spec: str | QuestionMapper | None = None, **kwargs: Any) -> Ques
 
 __all__ = [
     "ASPECT_NAMES",
+    "BUDGET_REPLY",
+    "BUDGET_REPLY_ZH",
+    "label_things",
+    "named_values",
+    "stated_kinds",
+    "things_asked",
     "REFUSAL_REPLY",
     "REFUSAL_REPLY_ZH",
     "TOO_BROAD",

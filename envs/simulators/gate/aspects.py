@@ -34,6 +34,11 @@ ASPECTS: tuple[Aspect, ...] = (
             r"|what (?:information|figure|measure|metric|detail|details|aspect|indicator|quantity|kind of|sort of|"
             r"should i (?:return|report|show|compute))|what (?:do you want|would you like) (?:me )?to (?:return|report|show|compute)"
             r"|want to know|looking for|interested in|which result|what result"
+            r"|what (?:number|numbers|statistic|statistics|amount|total)\b"
+            r"|what (?:exactly |specifically )?should i (?:return|report|show|compute|calculate|give)"
+            r"|(?:count|sum|total|average|mean|maximum|minimum|biggest|smallest|largest|highest|lowest)"
+            r"\b[^?.!]{0,60}\bor\b[^?.!]{0,30}\b(?:count|sum|total|average|mean|maximum|minimum|"
+            r"biggest|smallest|largest|highest|lowest)"
             r"|(?:do|would) you (?:want|need|like) (?:a|an|the) (?:count|total|sum|average|mean|maximum|minimum|number|list)"
             r"|(?:that|what) you want (?:reported|returned|shown|computed|calculated|counted)",
             r"想知道|想了解|想要|想查|哪个指标|什么指标|哪项|哪一项|哪方面|哪个方面|什么方面|具体想|什么信息|哪些信息"

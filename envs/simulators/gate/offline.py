@@ -30,13 +30,15 @@ from typing import Any
 
 from clarisql.envs.simulators.gate.aspects import ASPECTS
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, schema_phrases
-from clarisql.envs.simulators.gate.text import _STOP, strip_quoted, tokens
+from clarisql.envs.simulators.gate.text import _QUOTED, _STOP, strip_quoted, tokens
 from clarisql.envs.simulators.gate.types import GateContext, MappedQuestion
 
 #: calibrated on the training half of the labelled question set (benchmarks/bench_gate.py)
 DEFAULT_THRESHOLD = 0.625
 SYNONYM_THRESHOLD = 0.68
 SYNONYM_MARGIN = 0.1
+#: runs the question copies from the request that are long enough to hide an intent cue
+SHORT_RUN = 5
 _WH_HEAD = re.compile(
     r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?(?:(?:the|your|its)\s+)?"
     r"([a-z]+(?:\s+[a-z]+){0,2})",
@@ -116,6 +118,12 @@ class OfflineMapper:
                 # about, not how it asks: the embedding reads the asking words only
                 asking = " ".join(t for t in clause.split() if t not in req_words) or clause
                 to_embed.append(asking)
+        # an intent cue the question shares with the request in a short run ("which figure on
+        # the ..." for "a quick figure on the film") is still how the question asks
+        if out["intent"] < 1.0:
+            short = strip_quoted(_QUOTED.sub(" ", question), request, min_len=SHORT_RUN)
+            if ASPECTS[0].cues.search(short):
+                out["intent"] = 1.0
         if to_embed:
             names, protos = self._protos
             sims = self._model.encode(to_embed, normalize_embeddings=True) @ protos.T

@@ -42,11 +42,12 @@ def echo_fraction(question: str, request: str) -> float:
     return sum(n for _, n in shared_spans(question, request)) / len(r)
 
 
-def strip_quoted(question: str, request: str) -> str:
-    """The question's tokens (see :func:`join_tokens`) without the runs it copies from the request."""
+def strip_quoted(question: str, request: str, min_len: int = MIN_SPAN) -> str:
+    """The question's tokens (see :func:`join_tokens`) without the runs (of ``min_len`` tokens
+    or more) it copies from the request."""
     q = tokens(question)
     drop = set()
-    for start, n in shared_spans(question, request):
+    for start, n in shared_spans(question, request, min_len):
         drop.update(range(start, start + n))
     return join_tokens([t for i, t in enumerate(q) if i not in drop])
 
@@ -148,8 +149,9 @@ def literal_identifiers(question: str, identifiers: frozenset[str]) -> set[str]:
     return hits
 
 
-_QUOTED = re.compile(
-    r"'([^']{1,200})'|\"([^\"]{1,200})\"|“([^”]{1,200})”|「([^」]{1,200})」|‘([^’]{1,200})’"
+_QUOTED = re.compile(  # a single quote inside a word ("Don't") neither opens nor closes a name
+    r"(?<![A-Za-z0-9])'((?:[^']|(?<=[A-Za-z])'(?=[A-Za-z])){1,200})'(?![A-Za-z0-9])"
+    r"|\"([^\"]{1,200})\"|“([^”]{1,200})”|「([^」]{1,200})」|‘([^’]{1,200})’"
 )
 _CAP_RUN = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’.-]*)*")
 _SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+|[\"'“‘]\s*)$")
