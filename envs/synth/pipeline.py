@@ -15,8 +15,12 @@ Contract
   time- or machine-dependent enters ``tasks.jsonl`` (timings go to SUITE.md), so the same
   SOURCEs, seed and options give a byte-identical file offline.
 - Utterances are unique in the suite (whitespace- and case-insensitive).
-- Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); an unreachable LLM
-  endpoint falls back to the offline path and says so (``SynthResult.notes``, SUITE.md).
+- With ``--llm``, every task of every category (the drafts' and every layer's) goes through
+  OrQA's question writer and reviewer (:mod:`.llm_review`) before it is taken: a rejected or
+  never-accepted task is dropped and the next candidate of its category taken instead (the
+  layers make spare candidates), and SUITE.md counts what the reviewer did per category.
+- Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); so does an LLM
+  endpoint that does not answer, at the start or mid-run (the reply cache keeps what was done).
 """
 
 from __future__ import annotations
@@ -104,9 +108,8 @@ def draft_task(d: Draft, db: str) -> Task:
         "tokens": d.meta.get("tokens", 0),
         "rejected": list(d.meta.get("rejected", [])),
     }
-    for k in ("generation_time_s", "source"):
-        if k in d.meta:
-            meta[k] = d.meta[k]
+    if "source" in d.meta:  # (the generation time goes to SUITE.md: no clock in tasks.jsonl)
+        meta["source"] = d.meta["source"]
     return Task(
         id="synth-draft",
         db=db,
@@ -180,15 +183,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     if config.llm:
         from clarisql.envs.synth.llm import connect
 
-        client, note = connect(config)
-        if note:
-            notes.append(note)
-        if client is not None:
-            try:
-                lake = client.rescore(lake, config.llm_threshold)
-            except LLMError as e:
-                notes.append(f"{e}; offline pair scores kept, drafts made offline")
-                client = None
+        client = connect(config)
+        try:
+            lake = client.rescore(lake, config.llm_threshold)
+        except LLMError as e:
+            raise _llm_failed(e, client) from None
     v = Verifier(
         db_path,
         config.time_budget_s,
@@ -211,8 +210,28 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         rng = random.Random(f"{config.seed}:more-drafts")
         return make_drafts(lake, v, rng, k, report, exclude=taken)
 
-    tasks, made, shortfalls = _assemble(config, lake, v, drafts, wanted, timings, more)
-    v.close()
+    reviewer = None
+    if client is not None:
+        from clarisql.envs.synth.llm_review import QuestionReviewer
+
+        reviewer = QuestionReviewer(
+            client, lake, v, max_rounds=client.max_reviews, workers=config.llm_workers
+        )
+    try:
+        tasks, made, shortfalls = _assemble(
+            config, lake, v, drafts, wanted, timings, more, reviewer
+        )
+    except LLMError as e:
+        raise _llm_failed(e, client) from None
+    finally:
+        v.close()
+    if reviewer is not None:
+        notes += reviewer.stats.lines()
+        u = client.usage
+        notes.append(
+            f"LLM {config.llm}: {u.requests} requests, {u.cache_hits} cache hits, "
+            f"{u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
+        )
     if report.missing:
         for cell, why in sorted(report.missing.items()):
             shortfalls.setdefault(f"answerable {cell}", why)
@@ -245,6 +264,12 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     )
     write_card(result, config)
     return result
+
+
+def _llm_failed(e: LLMError, client: Any) -> SynthError:
+    cache = getattr(client, "cache_dir", None)
+    where = f"; the replies so far are cached in {cache}: run again to resume" if cache else ""
+    return SynthError(f"{e}{where}")
 
 
 def _workers(config: SynthConfig) -> int:
@@ -289,19 +314,18 @@ def _drafts(
         try:
             drafts = client.drafts(lake, v, rng, n)
         except LLMError as e:
-            notes.append(f"{e}; drafts made offline instead")
-            return make_drafts(lake, v, rng, n, report)
-        u = client.usage
-        notes.append(
-            f"LLM {config.llm}: {u.requests} requests, {u.cache_hits} cache hits, "
-            f"{u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
-        )
-        if len(drafts) < n:
+            raise _llm_failed(e, client) from None
+        times = [d.meta["generation_time_s"] for d in drafts if "generation_time_s" in d.meta]
+        if times:
+            notes.append(
+                f"LLM coder: {len(times)} drafts, {sum(times) / len(times):.2f} s each on average"
+            )
+        if len(drafts) < n:  # (their questions go through the writer and reviewer later)
             extra = make_drafts(lake, v, rng, n - len(drafts), report)
             if extra:
                 notes.append(
-                    f"the LLM gave {len(drafts)} verified drafts; {len(extra)} offline ones "
-                    "filled the rest"
+                    f"the LLM coder gave {len(drafts)} verified drafts; {len(extra)} template "
+                    "drafts filled the rest, their questions rewritten and reviewed"
                 )
             seen = {_norm(d.question) for d in drafts}
             drafts += [d for d in extra if _norm(d.question) not in seen]
@@ -325,6 +349,11 @@ def _run_layer(
     return got
 
 
+def spare(n: int) -> int:
+    """Candidates asked of a layer for ``n`` tasks when the LLM reviewer may drop some."""
+    return n + n // 4 + 4 if n > 0 else 0
+
+
 def _run_layers(
     config: SynthConfig,
     lake: LakeProfile,
@@ -332,14 +361,18 @@ def _run_layers(
     drafts: list[Draft],
     wanted: dict[str, int],
     timings: dict[str, float],
+    reviewed: bool = False,
 ) -> tuple[dict[str, list[Task]], dict[str, str]]:
-    """The clarify, unanswerable and write layers' tasks, and their shortfalls."""
+    """The clarify, unanswerable and write layers' tasks (with spares when ``reviewed``),
+    and their shortfalls."""
     layers = _layers()
     shortfalls: dict[str, str] = {}
     by_layer: dict[str, list[Task]] = {}
     runs: dict[str, Callable[[], list[Task]]] = {}
     for name in ("clarify", "unanswerable", "write"):
         fn, n = layers[name], wanted[name]
+        if reviewed:
+            n = spare(n)
         by_layer[name] = []
         if n > 0 and fn is None:
             shortfalls[name] = "this layer is not available in this build"
@@ -357,7 +390,7 @@ def _run_layers(
     for name, got in done.items():
         n = wanted[name]
         by_layer[name] = got
-        if len(got) < n:
+        if len(got) < n and not reviewed:
             shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
     return by_layer, shortfalls
 
@@ -370,34 +403,68 @@ def _assemble(
     wanted: dict[str, int],
     timings: dict[str, float],
     more: Callable[[int], list[Draft]],
+    reviewer: Any = None,
 ) -> tuple[list[Task], dict[str, int], dict[str, str]]:
     db = db_name = Path(lake.db_path).name
-    by_layer, shortfalls = _run_layers(config, lake, v, drafts, wanted, timings)
+    reviewed = reviewer is not None
+    by_layer, shortfalls = _run_layers(config, lake, v, drafts, wanted, timings, reviewed)
     # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
-    free = freetext_tasks(
-        lake,
-        v,
-        random.Random(f"{config.seed}:freetext"),
-        wanted["well-specified"] // 2,
-        wanted["clarify"] // 2,
-    )
+    n_answer, n_clarify = wanted["well-specified"] // 2, wanted["clarify"] // 2
+    if reviewed:
+        n_answer, n_clarify = spare(n_answer), spare(n_clarify)
+    free = freetext_tasks(lake, v, random.Random(f"{config.seed}:freetext"), n_answer, n_clarify)
     shortfalls.update(free.notes)
     by_layer["clarify"] = free.clarify + by_layer["clarify"]
     seen: set[str] = set()
     chosen: list[Task] = []
 
+    drafts_seen: set[str] = set()
+    t_review = time.perf_counter()
+
     def take(ts: list[Task], limit: int) -> int:
-        k = 0
-        for task in ts:
-            if k >= limit:
-                break
-            key = _norm(task.utterance)
-            if key in seen:
-                continue
-            seen.add(key)
-            task.db = db
-            chosen.append(task)
-            k += 1
+        if reviewer is None:
+            k = 0
+            for task in ts:
+                if k >= limit:
+                    break
+                key = _norm(task.utterance)
+                if key in seen:
+                    continue
+                seen.add(key)
+                task.db = db
+                chosen.append(task)
+                k += 1
+            return k
+        # every candidate goes through the writer and the reviewer; a dropped one is replaced
+        # by the next, in batches of exactly as many as are still missing (the same batches,
+        # hence the same suite, with any number of threads)
+        k, i = 0, 0
+        while k < limit and i < len(ts):
+            batch: list[Task] = []
+            while i < len(ts) and len(batch) < limit - k:
+                task = ts[i]
+                i += 1
+                key = _norm(task.utterance)
+                if key in drafts_seen or key in seen:
+                    continue
+                drafts_seen.add(key)
+                if task.metadata.get("source") == "llm":  # the coder's loop wrote and reviewed it
+                    task.db = db
+                    seen.add(key)
+                    chosen.append(task)
+                    k += 1
+                    continue
+                batch.append(task)
+            for task in reviewer.review_many(batch):
+                if task is None or k >= limit:
+                    continue
+                key = _norm(task.utterance)
+                if key in seen:
+                    continue
+                seen.add(key)
+                task.db = db
+                chosen.append(task)
+                k += 1
         return k
 
     made = {
@@ -410,6 +477,14 @@ def _assemble(
         made["well-specified"] += take(
             [draft_task(d, db_name) for d in extra], want_ws - made["well-specified"]
         )
+    if reviewed:
+        timings["llm review"] = time.perf_counter() - t_review
+        for name in ("clarify", "unanswerable", "write"):
+            if made[name] < wanted[name]:
+                shortfalls[name] = (
+                    f"{made[name]} of {wanted[name]}: the data allowed no more candidates the "
+                    "reviewer accepted (see the LLM review counts in the notes)"
+                )
     if made["well-specified"] < want_ws:
         shortfalls["total"] = (
             f"{len(chosen)} of {config.tasks} tasks: the lake gave too few verified drafts"
