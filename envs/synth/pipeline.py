@@ -202,7 +202,14 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     # the clarify share that layers.clarify derives from drafts, and a margin for duplicates
     # (write and unanswerable tasks use none; `more` tops up if the suite still falls short)
     pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
-    drafts = _drafts(config, lake, v, pool, report, client, notes)
+    runs = _LayerRuns(config, lake, v, wanted, timings, reviewed=client is not None)
+    try:
+        runs.start(DRAFT_FREE_LAYERS, [])
+        drafts = _drafts(config, lake, v, pool, report, client, notes)
+    except BaseException:
+        runs.close()
+        v.close()
+        raise
     timings["drafts"] = time.perf_counter() - t
 
     def more(k: int) -> list[Draft]:
@@ -219,11 +226,12 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         )
     try:
         tasks, made, shortfalls = _assemble(
-            config, lake, v, drafts, wanted, timings, more, reviewer
+            config, lake, v, drafts, wanted, timings, more, runs, reviewer
         )
     except LLMError as e:
         raise _llm_failed(e, client) from None
     finally:
+        runs.close()
         v.close()
     if reviewer is not None:
         notes += reviewer.stats.lines()
@@ -354,45 +362,77 @@ def spare(n: int) -> int:
     return n + n // 4 + 4 if n > 0 else 0
 
 
-def _run_layers(
-    config: SynthConfig,
-    lake: LakeProfile,
-    v: Verifier,
-    drafts: list[Draft],
-    wanted: dict[str, int],
-    timings: dict[str, float],
-    reviewed: bool = False,
-) -> tuple[dict[str, list[Task]], dict[str, str]]:
-    """The clarify, unanswerable and write layers' tasks (with spares when ``reviewed``),
-    and their shortfalls."""
-    layers = _layers()
-    shortfalls: dict[str, str] = {}
-    by_layer: dict[str, list[Task]] = {}
-    runs: dict[str, Callable[[], list[Task]]] = {}
-    for name in ("clarify", "unanswerable", "write"):
-        fn, n = layers[name], wanted[name]
-        if reviewed:
-            n = spare(n)
-        by_layer[name] = []
-        if n > 0 and fn is None:
-            shortfalls[name] = "this layer is not available in this build"
-        elif n > 0:
-            timings[name] = 0.0  # (keeps the stages' order in SUITE.md)
-            runs[name] = partial(_run_layer, fn, lake, drafts, v, config.seed, name, n, timings)
-    # the layers are independent (own rng each; the verifier's cache is transparent): with
-    # worker threads they run side by side, their results taken in this fixed order
-    if v.workers > 1 and len(runs) > 1:
-        with ThreadPoolExecutor(len(runs), thread_name_prefix="synth-layer") as ex:
-            futures = {name: ex.submit(run) for name, run in runs.items()}
-            done = {name: f.result() for name, f in futures.items()}
-    else:
-        done = {name: run() for name, run in runs.items()}
-    for name, got in done.items():
-        n = wanted[name]
-        by_layer[name] = got
-        if len(got) < n and not reviewed:
-            shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
-    return by_layer, shortfalls
+#: Layers that take no drafts (they accept the argument for the shared signature): with worker
+#: threads they start beside the drafting, the clarify layer once the drafts are made.
+DRAFT_FREE_LAYERS = ("unanswerable", "write")
+
+
+class _LayerRuns:
+    """The clarify, unanswerable and write layers' tasks (with spares when ``reviewed``) and
+    their shortfalls. The layers are independent (own rng each; the verifier's cache is
+    transparent): with worker threads they run side by side, and beside the drafting, their
+    results taken in a fixed order; on one thread one after the other."""
+
+    NAMES = ("clarify", "unanswerable", "write")
+
+    def __init__(
+        self,
+        config: SynthConfig,
+        lake: LakeProfile,
+        v: Verifier,
+        wanted: dict[str, int],
+        timings: dict[str, float],
+        reviewed: bool,
+    ):
+        self.config, self.lake, self.v = config, lake, v
+        self.wanted, self.timings, self.reviewed = wanted, timings, reviewed
+        self.layers = _layers()
+        self.shortfalls: dict[str, str] = {}
+        self.done: dict[str, list[Task]] = {}
+        self.futures: dict[str, Any] = {}
+        self.pool = (
+            ThreadPoolExecutor(len(self.NAMES), thread_name_prefix="synth-layer")
+            if v.workers > 1
+            else None
+        )
+        for name in self.NAMES:  # (keeps the stages' order in SUITE.md)
+            if wanted[name] > 0 and self.layers[name] is not None:
+                timings[name] = 0.0
+
+    def start(self, names: tuple[str, ...], drafts: list[Draft]) -> None:
+        for name in names:
+            fn, n = self.layers[name], self.wanted[name]
+            if self.reviewed:
+                n = spare(n)
+            if n > 0 and fn is None:
+                self.shortfalls[name] = "this layer is not available in this build"
+            elif n > 0:
+                run = partial(
+                    _run_layer, fn, self.lake, drafts, self.v, self.config.seed, name, n,
+                    self.timings,
+                )  # fmt: skip
+                if self.pool is not None:
+                    self.futures[name] = self.pool.submit(run)
+                else:
+                    self.done[name] = run()
+
+    def results(self) -> tuple[dict[str, list[Task]], dict[str, str]]:
+        for name, f in self.futures.items():
+            self.done[name] = f.result()
+        self.close()
+        by_layer: dict[str, list[Task]] = {}
+        for name in self.NAMES:
+            got = by_layer[name] = self.done.get(name, [])
+            n = self.wanted[name]
+            if n > 0 and name not in self.shortfalls and len(got) < n and not self.reviewed:
+                self.shortfalls[name] = (
+                    f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
+                )
+        return by_layer, self.shortfalls
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _assemble(
@@ -403,11 +443,13 @@ def _assemble(
     wanted: dict[str, int],
     timings: dict[str, float],
     more: Callable[[int], list[Draft]],
+    runs: _LayerRuns,
     reviewer: Any = None,
 ) -> tuple[list[Task], dict[str, int], dict[str, str]]:
     db = db_name = Path(lake.db_path).name
     reviewed = reviewer is not None
-    by_layer, shortfalls = _run_layers(config, lake, v, drafts, wanted, timings, reviewed)
+    runs.start(("clarify",), drafts)
+    by_layer, shortfalls = runs.results()
     # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
     n_answer, n_clarify = wanted["well-specified"] // 2, wanted["clarify"] // 2
     if reviewed:
