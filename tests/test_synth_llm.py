@@ -268,3 +268,33 @@ def test_llm_endpoint_down_is_an_error(csv_lake: Path, tmp_path: Path) -> None:
                 sources=[csv_lake], out=tmp_path, tasks=5, llm=f"openai:fake@{url}", llm_retries=0
             )
         )
+
+
+def test_a_category_the_reviewer_thins_out_is_refilled_from_its_layer(
+    csv_lake: Path, tmp_path: Path
+) -> None:
+    """Past the spares, the layer is asked for more candidates (deterministically)."""
+    model = Writers()
+
+    def strict(body: dict, n: int) -> tuple[int, bytes, float]:
+        user = body["messages"][-1]["content"]
+        if body["messages"][0]["content"].startswith("You review one synthesized") and (
+            "underspecified" in user
+        ):
+            request = re.search(r"^Request: (.*)$", user, re.M).group(1)
+            if int(hashlib.sha256(request.encode()).hexdigest(), 16) % 3:  # 2 in 3 rejected
+                with model.lock:
+                    model.rejected.append(request)
+                return 200, json.dumps(completion("REJECT: no")).encode(), 0.0
+        return model(body, n)
+
+    with FakeOpenAI(strict, max_requests=5000) as srv:
+        cfg = SynthConfig(
+            sources=[csv_lake], out=tmp_path / "a", tasks=40, seed=4, llm=f"openai:fake@{srv.url}"
+        )
+        res = synthesize(cfg)
+    assert res.made["clarify"] == res.wanted["clarify"], res.shortfalls
+    clarify = [t for t in load_tasks(res.tasks_path) if t.underspecs and not t.writable]
+    assert len(clarify) >= res.wanted["clarify"]
+    assert not any(t.utterance in model.rejected for t in clarify)
+    # (without the refill, 1 of 8: the spares alone do not cover a reviewer this strict)

@@ -18,7 +18,8 @@ Contract
 - With ``--llm``, every task of every category (the drafts' and every layer's) goes through
   OrQA's question writer and reviewer (:mod:`.llm_review`) before it is taken: a rejected or
   never-accepted task is dropped and the next candidate of its category taken instead (the
-  layers make spare candidates), and SUITE.md counts what the reviewer did per category.
+  layers make spare candidates, and are asked again for twice as many, :data:`REFILLS` times,
+  when the reviewer drops more), and SUITE.md counts what the reviewer did per category.
 - Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); so does an LLM
   endpoint that does not answer, at the start or mid-run (the reply cache keeps what was done).
 """
@@ -362,6 +363,9 @@ def spare(n: int) -> int:
     return n + n // 4 + 4 if n > 0 else 0
 
 
+#: How many times a layer is asked for twice as many candidates when the LLM reviewer dropped
+#: more of its tasks than the spares cover.
+REFILLS = 2
 #: Layers that take no drafts (they accept the argument for the shared signature): with worker
 #: threads they start beside the drafting, the clarify layer once the drafts are made.
 DRAFT_FREE_LAYERS = ("unanswerable", "write")
@@ -429,6 +433,16 @@ class _LayerRuns:
                     f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
                 )
         return by_layer, self.shortfalls
+
+    def rerun(self, name: str, n: int, drafts: list[Draft]) -> list[Task]:
+        """Layer ``name`` again for ``n`` candidates, on this thread (a refill)."""
+        fn = self.layers[name]
+        if fn is None or n <= 0:
+            return []
+        spent: dict[str, float] = {}
+        got = _run_layer(fn, self.lake, drafts, self.v, self.config.seed, name, n, spent)
+        self.timings[name] = self.timings.get(name, 0.0) + spent[name]
+        return got
 
     def close(self) -> None:
         if self.pool is not None:
@@ -512,6 +526,21 @@ def _assemble(
     made = {
         name: take(by_layer[name], wanted[name]) for name in ("clarify", "unanswerable", "write")
     }
+    if reviewed:  # the reviewer dropped more than the spares: ask the layer for more, twice
+        for name in ("clarify", "unanswerable", "write"):
+            ask = spare(wanted[name])
+            for _ in range(REFILLS):
+                if made[name] >= wanted[name]:
+                    break
+                ask *= 2
+                fresh = [
+                    t
+                    for t in runs.rerun(name, ask, drafts)
+                    if _norm(t.utterance) not in drafts_seen and _norm(t.utterance) not in seen
+                ]
+                if not fresh:
+                    break
+                made[name] += take(fresh, wanted[name] - made[name])
     want_ws = config.tasks - sum(made.values())
     made["well-specified"] = take(free.answer + [draft_task(d, db_name) for d in drafts], want_ws)
     if made["well-specified"] < want_ws:
