@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from clarisql.envs.sandbox.database import SessionLimits, get_image
-from clarisql.envs.sandbox.limits import wall_cap_s
+from clarisql.envs.sandbox.limits import ConnectionMap, wall_cap_s
 from clarisql.envs.state.deferred import image_state, session_state
 from clarisql.envs.state.digest import DigestConfig
 from clarisql.rewards.match import execution_match
@@ -84,6 +84,22 @@ WALL_GUARD = 10.0
 STEP_SHARE = 0.5
 #: Default episode statement budget in SQLite VM steps (the sandbox's default).
 DEFAULT_STEP_BUDGET = SessionLimits().max_vm_steps or 100_000_000
+
+
+#: SQLite's memory-mapped I/O for the verifier's read-only connections (bytes of the file):
+#: a scan then reads the pages in place instead of copying them through a 2 MB page cache
+#: (about a fifth less CPU on statements over a 500k-row table). Results do not change.
+MMAP_BYTES = 1 << 30
+#: read-only connections whose memory map is set (pooled connections keep it)
+_MAPPED = ConnectionMap()
+
+
+def _mapped(s: Any) -> None:
+    conn = s.connection
+    if _MAPPED.get(conn) is None:
+        with s.trusted() as raw:
+            raw.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        _MAPPED[conn] = True
 
 
 #: how the verifier's budget message begins (:attr:`Verifier.over_budget`)
@@ -189,6 +205,7 @@ class Verifier:
             self.executed += 1
         try:
             with self.image.session(writable=False, limits=self._limits) as s:
+                _mapped(s)
                 res = s.execute(sql)
         except Exception as e:  # the sandbox never raises for SQL; this is a last guard
             return None, f"{type(e).__name__}: {e}"
