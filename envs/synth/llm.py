@@ -73,6 +73,8 @@ class LLMError(RuntimeError):
     """The endpoint failed after retries (or replied with nothing usable)."""
 
 
+#: The probe's deadline (seconds, retries included) before a run starts.
+PROBE_S = 20.0
 #: Pairs of each kind (joins, unions) the LLM scores; the rest keep their offline score.
 MAX_SCORED_PAIRS = 300
 
@@ -128,9 +130,15 @@ class LLMClient:
 
     # --- transport ----------------------------------------------------------------------------
     def chat(
-        self, system: str, user: str, max_tokens: int = 400, cache: bool = True
+        self,
+        system: str,
+        user: str,
+        max_tokens: int = 400,
+        cache: bool = True,
+        deadline_s: float | None = None,
     ) -> tuple[str, int]:
-        """The reply text and the tokens it cost (0 on a cache hit); :class:`LLMError` on failure."""
+        """The reply text and the tokens it cost (a cache hit: the tokens it cost when made);
+        :class:`LLMError` on failure. ``deadline_s`` bounds the call, retries included."""
         from clarisql.envs.endpoints.chat_http import ChatHTTPError, ChatReplyError
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -150,7 +158,7 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         try:
-            r = self.client.complete(body)
+            r = self.client.complete(body, deadline_s=deadline_s)
         except (ChatHTTPError, ChatReplyError) as e:
             msg = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
             with self._lock:
@@ -355,8 +363,8 @@ def connect(config: Any) -> LLMClient:
     model, url = parse_spec(config.llm)
     cache = config.llm_cache_dir or Path(config.out) / ".llm-cache"
     client = LLMClient(model, url, cache_dir=cache, max_retries=getattr(config, "llm_retries", 2))
-    try:
-        client.chat("Reply with OK.", "ping", max_tokens=2, cache=False)
+    try:  # (a server that accepts and never answers is as dead as one that refuses)
+        client.chat("Reply with OK.", "ping", max_tokens=2, cache=False, deadline_s=PROBE_S)
     except LLMError as e:
         raise SynthError(
             f"--llm {config.llm}: {e}; start the server or fix the URL "

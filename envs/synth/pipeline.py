@@ -167,6 +167,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     timings: dict[str, float] = {}
     notes: list[str] = []
     t0 = time.perf_counter()
+    client = None
+    if config.llm:  # (before the work: a dead endpoint fails in seconds, not after ingest)
+        from clarisql.envs.synth.llm import connect
+
+        client = connect(config)
     db_path = ingest(config.sources, out)
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
@@ -180,11 +185,7 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")
     elif dictionary.exists():
         dictionary.unlink()
-    client = None
-    if config.llm:
-        from clarisql.envs.synth.llm import connect
-
-        client = connect(config)
+    if client is not None:
         try:
             lake = client.rescore(lake, config.llm_threshold)
         except LLMError as e:
