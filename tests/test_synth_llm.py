@@ -19,7 +19,7 @@ from clarisql.envs.synth.types import SynthError
 from clarisql.envs.tasks import load_tasks
 from clarisql.rollouts.runner import RunConfig, run_eval
 
-from ._fake_openai import FakeOpenAI, completion
+from ._fake_openai import HANG, FakeOpenAI, completion
 from ._synth_lake import write_lake
 
 
@@ -298,3 +298,17 @@ def test_a_category_the_reviewer_thins_out_is_refilled_from_its_layer(
     assert len(clarify) >= res.wanted["clarify"]
     assert not any(t.utterance in model.rejected for t in clarify)
     # (without the refill, 1 of 8: the spares alone do not cover a reviewer this strict)
+
+
+def test_an_endpoint_that_never_answers_is_an_error_too(
+    csv_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that accepts and hangs fails the probe at its deadline, before any work."""
+    from clarisql.envs.synth import llm
+
+    monkeypatch.setattr(llm, "PROBE_S", 0.5)
+    with FakeOpenAI(lambda body, n: (HANG, b"", 30.0)) as srv:
+        cfg = SynthConfig(sources=[csv_lake], out=tmp_path / "o", llm=f"openai:m@{srv.url}")
+        with pytest.raises(SynthError, match="deadline.*leave out --llm"):
+            synthesize(cfg)
+    assert not (tmp_path / "o" / "lake.sqlite").exists()
