@@ -9,7 +9,12 @@
    memory, and whether LSH found every pair the exact search found.
 
     nice python benchmarks/bench_synth.py [--rows-scale 2.0] [--tasks 1000] [--tables 240] [--out DIR]
-                                          [--one-worker-too]
+                                          [--one-worker-too] [--csv DIR] [--workers N]
+
+``--csv DIR`` reuses a folder generated before (``--out`` keeps it: ``DIR/suite-bench/csv``), so two
+versions of the code can be timed side by side on the same files and under the same load; the
+load average before and after each run is printed with the times (a shared machine's numbers
+mean something only beside each other).
 
 Verification runs on the machine's cores (``SynthConfig.workers``); ``--one-worker-too`` runs the
 suite a second time on one thread, for the speed ratio and to show the output is identical.
@@ -200,13 +205,26 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_suite(work: Path, scale: float, tasks: int, one_worker_too: bool = False) -> dict:
-    folder = work / "csv"
+def bench_suite(
+    work: Path,
+    scale: float,
+    tasks: int,
+    one_worker_too: bool = False,
+    csv_folder: Path | None = None,
+    workers: int | None = None,
+) -> dict:
+    folder = csv_folder or work / "csv"
     t = time.perf_counter()
-    size = make_csv_folder(folder, scale)
+    if csv_folder is None:
+        size = make_csv_folder(folder, scale)
+    else:
+        size = sum(p.stat().st_size for p in folder.iterdir())
     gen_s = time.perf_counter() - t
+    load_before = round(os.getloadavg()[0], 2)
     t, c = time.perf_counter(), time.process_time()
-    res = synthesize(SynthConfig(sources=[folder], out=work / "suite", tasks=tasks, seed=0))
+    res = synthesize(
+        SynthConfig(sources=[folder], out=work / "suite", tasks=tasks, seed=0, workers=workers)
+    )
     wall, cpu = time.perf_counter() - t, time.process_time() - c
     loaded = load_tasks(res.tasks_path)
     one: dict = {}
@@ -227,6 +245,7 @@ def bench_suite(work: Path, scale: float, tasks: int, one_worker_too: bool = Fal
         "synth_wall_s": round(wall, 2),
         "synth_cpu_s": round(cpu, 2),
         "cores": os.cpu_count(),
+        "load_average_1min_before": load_before,
         "load_average_1min": round(os.getloadavg()[0], 2),
         "stages_s": {k: round(v, 2) for k, v in res.timings.items()},
         "made": res.made,
@@ -278,6 +297,8 @@ def main() -> None:
         help="synthesize the suite again with --workers 1 (speed ratio; identical output)",
     )
     ap.add_argument("--out", default=None, help="keep the generated files here")
+    ap.add_argument("--csv", default=None, help="reuse this generated CSV folder")
+    ap.add_argument("--workers", type=int, default=None, help="verification threads")
     args = ap.parse_args()
     work = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench-synth-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -285,7 +306,12 @@ def main() -> None:
     try:
         if args.only in (None, "suite"):
             result["suite"] = bench_suite(
-                work / "suite-bench", args.rows_scale, args.tasks, args.one_worker_too
+                work / "suite-bench",
+                args.rows_scale,
+                args.tasks,
+                args.one_worker_too,
+                Path(args.csv) if args.csv else None,
+                args.workers,
             )
         if args.only in (None, "discovery"):
             result["discovery"] = bench_discovery(work, args.tables)

@@ -142,22 +142,21 @@ def test_bad_options(csv_lake: Path, tmp_path: Path, capsys, extra: list[str], m
     assert msg in err and len(err.strip().splitlines()) == 1
 
 
-def test_llm_endpoint_down_is_stated_and_offline(
+def test_llm_endpoint_down_is_one_clear_line_and_no_suite(
     csv_lake: Path, tmp_path: Path, capsys, monkeypatch
 ) -> None:
+    """A suite asked to go through the LLM is never made offline instead."""
     srv = FakeOpenAI()
     url = srv.url
     srv.close()
     out = tmp_path / "s"
-    assert (
-        main(
-            ["synth", str(csv_lake), "--out", str(out), "--tasks", "8", "--llm", f"openai:m@{url}"]
-        )
-        == 0
-    )
+    args = ["synth", str(csv_lake), "--out", str(out), "--tasks", "8", "--llm", f"openai:m@{url}"]
+    assert main(args) == 2
     err = capsys.readouterr().err
-    assert "synthesized offline" in err and "Traceback" not in err
-    assert len((out / "tasks.jsonl").read_text().splitlines()) == 8
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"clarisql synth: error: --llm openai:m@{url}: LLM endpoint"), err
+    assert "leave out --llm" in err
+    assert not (out / "tasks.jsonl").exists()
 
 
 def test_two_sqlite_sources_make_one_lake(csv_lake: Path, tmp_path: Path) -> None:

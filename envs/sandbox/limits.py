@@ -18,6 +18,10 @@ Contract
   statement soon after a short time slice, also inside one long operation, without a lock or a
   thread switch per statement (a ticker thread that runs only while slices are in use).
 - :func:`trim_heap` asks glibc to give freed heap pages back to the OS (after a big session).
+- :func:`wall_cap_s` is the wall-clock safety cap a statement gets when :class:`SessionLimits`
+  names none: long enough that a statement that meets its step budget meets it first even
+  when the machine runs :data:`WALL_SLOWDOWN` times slower than a quiet one, so the verdict is
+  the step count's, whatever the load.
 
 Why a hand-written watchdog: Python has no timer primitive that is cheap per statement
 (``threading.Timer`` starts a thread per call); this is one thread, a dict of the statements
@@ -43,6 +47,25 @@ import apsw
 
 #: SQLite's process-wide soft heap limit (bytes) set by :func:`ensure_soft_heap_limit`.
 SOFT_HEAP_LIMIT = 1 << 30
+
+#: A quiet machine's cost of one SQLite VM step, in ns, rounded up from the costliest common
+#: statements measured (string functions on every row of a cross join: ~18 ns; a group-by
+#: ~12 ns; a bare recursive count or a sort ~6-8 ns).
+QUIET_NS_PER_STEP = 20
+#: How many times slower than a quiet one the machine may run before the wall-clock cap could
+#: stop a statement ahead of its step budget (a load of 20 per core).
+WALL_SLOWDOWN = 20
+#: The smallest wall-clock cap (and the cap of a statement without a step budget).
+MIN_WALL_CAP_S = 2.0
+
+
+def wall_cap_s(max_vm_steps: int | None) -> float:
+    """The wall-clock safety cap for a statement budget of ``max_vm_steps`` SQLite VM steps:
+    ``max_vm_steps`` x :data:`QUIET_NS_PER_STEP` x :data:`WALL_SLOWDOWN` (100 M steps: 40 s,
+    against 0.6-1.8 s on a quiet machine), at least :data:`MIN_WALL_CAP_S`."""
+    if max_vm_steps is None:
+        return MIN_WALL_CAP_S
+    return max(MIN_WALL_CAP_S, max_vm_steps * QUIET_NS_PER_STEP * WALL_SLOWDOWN / 1e9)
 
 
 def apply_connection_limits(
@@ -336,6 +359,7 @@ __all__ = [
     "ensure_soft_heap_limit",
     "slice_guard",
     "trim_heap",
+    "wall_cap_s",
 ]
 
 
@@ -348,7 +372,12 @@ class SessionLimits:
     takes the same steps on any machine under any load, so whether it fits never depends on the
     clock (``None``: no step budget). ``timeout_s`` is a wall-clock safety cap above it
     (progress handler, plus a watchdog interrupt ``watchdog_grace_s`` (at most 4 % of the cap)
-    after the deadline for long single operations);
+    after the deadline for long single operations); left out (``None``), it is derived from the
+    step budget (:func:`wall_cap_s`: never reached before the step budget even on a machine 20x
+    slower than a quiet one), so the step count alone decides. A statement stopped by either
+    gets the same message, naming both budgets, so the text never says which one the clock
+    reached. (:func:`dataclasses.replace` keeps a derived cap; pass ``timeout_s=None`` to derive
+    it again for another step budget.)
     ``max_rows``/``max_bytes`` cap what one statement may return (the rest is dropped and the
     result is marked ``truncated``); ``max_sql_chars`` refuses huge statements up front.
     ``max_value_bytes`` is SQLite's ``SQLITE_LIMIT_LENGTH`` (longest string, blob or row);
@@ -360,7 +389,7 @@ class SessionLimits:
     (about a quarter of the writing time here), so the step still ends within its budget.
     """
 
-    timeout_s: float = 2.0
+    timeout_s: float = None  # type: ignore[assignment]  # (None: wall_cap_s(max_vm_steps))
     max_rows: int = 10_000
     max_bytes: int = 4_000_000
     max_sql_chars: int = 100_000
@@ -371,3 +400,7 @@ class SessionLimits:
     max_statement_memory_bytes: int = 192_000_000
     watchdog_grace_s: float = 0.05
     write_reserve: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.timeout_s is None:
+            object.__setattr__(self, "timeout_s", wall_cap_s(self.max_vm_steps))

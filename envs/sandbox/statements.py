@@ -285,10 +285,13 @@ def error_result(
                 f"{lim.max_statement_memory_bytes / 1e6:g} MB of memory",
                 "memory",
             )
-        if stop_reason == "steps":
+        if lim.max_vm_steps is not None:
+            # the same text for the step budget and the wall-clock cap above it: what the
+            # agent reads never tells whether the clock or the count stopped the statement
             return _fail(
                 sql,
-                f"statement stopped: it ran past its budget of {lim.max_vm_steps:,} SQLite steps",
+                f"statement stopped: it ran past its budget of {lim.max_vm_steps:,} SQLite "
+                f"steps (or {lim.timeout_s:g} s in one long operation)",
                 "timeout",
             )
         return _fail(

@@ -147,7 +147,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--llm",
         default=None,
         metavar="SPEC",
-        help="openai:MODEL@URL: OrQA's coder / question writer / reviewer loop (default: offline)",
+        help="openai:MODEL@URL: OrQA's coder, and the question writer and reviewer for every "
+        "task of every category (default: offline); an endpoint that does not answer is an "
+        "error",
     )
     p.add_argument(
         "--workers",

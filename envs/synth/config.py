@@ -38,7 +38,9 @@ class SynthConfig:
     - ``mixture``: category -> share (normalised); keys ``well-specified``, ``clarify``,
       ``write``, ``unanswerable``.
     - ``llm``: ``openai:MODEL@URL`` for OrQA's coder -> writer -> reviewer loop and the LLM
-      pair scorer; ``None`` = offline. ``llm_threshold``: minimum LLM score (0-10) of a pair.
+      pair scorer, and the question writer and reviewer over every task; ``None`` = offline.
+      ``llm_threshold``: minimum LLM score (0-10) of a pair; ``llm_workers``: requests in
+      flight at once while tasks are reviewed (the output does not depend on it).
     - ``step_budget``: the episode's statement budget in SQLite VM steps; every gold query is
       kept only within half of it (counted, not timed: the suite is the same under any load).
       ``time_budget_s``: the wall-clock safety cap's unit (x10 per statement).
@@ -61,6 +63,7 @@ class SynthConfig:
     llm_threshold: float = 6.0
     llm_cache_dir: str | Path | None = None
     llm_retries: int = 2
+    llm_workers: int = 4
     time_budget_s: float = 2.0
     step_budget: int = DEFAULT_STEP_BUDGET
     max_rows: int = 200

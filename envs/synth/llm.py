@@ -2,7 +2,7 @@
 
 Contract
 - :func:`connect` parses ``openai:MODEL@URL`` and probes the endpoint with one tiny request; when
-  it is down it returns ``(None, note)`` and the pipeline synthesizes offline, saying so.
+  it does not answer it raises :class:`~.types.SynthError` with one line (no suite is written).
 - :meth:`LLMClient.drafts` makes up to ``n`` :class:`~.types.Draft` objects, cycling over the
   (difficulty, type) cells the lake allows. Per draft: the coder writes one SQLite query for
   the cell over the relevant tables' schema and samples; the :class:`~.verify.Verifier` runs it
@@ -19,8 +19,11 @@ Contract
   408/409/429/5xx and connection errors, ``max_retries``; a deadline per attempt and per call;
   the endpoint's process-wide circuit breaker), and an on-disk cache keyed by
   model + messages (a cache hit costs no request and no tokens), so re-runs are cheap and
-  reproducible. An endpoint that fails mid-run ends the LLM part (``LLMError``); the pipeline
-  fills the rest offline and notes it.
+  reproducible (a hit returns the tokens the reply cost when it was made, so task metadata is
+  the same with and without the cache). An endpoint that fails mid-run raises ``LLMError``; the
+  pipeline stops with one line, and a re-run resumes from the cache.
+- Every task of every category then goes through the question writer and the reviewer:
+  :mod:`.llm_review`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import hashlib
 import json
 import random
 import re
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -69,6 +73,8 @@ class LLMError(RuntimeError):
     """The endpoint failed after retries (or replied with nothing usable)."""
 
 
+#: The probe's deadline (seconds, retries included) before a run starts.
+PROBE_S = 20.0
 #: Pairs of each kind (joins, unions) the LLM scores; the rest keep their offline score.
 MAX_SCORED_PAIRS = 300
 
@@ -120,21 +126,31 @@ class LLMClient:
         self.cache_dir = Path(cache_dir) if cache_dir else None
         self.max_reviews = max_reviews
         self.usage = Usage()
+        self._lock = threading.Lock()  # usage counts (the writer/reviewer runs on threads)
 
     # --- transport ----------------------------------------------------------------------------
     def chat(
-        self, system: str, user: str, max_tokens: int = 400, cache: bool = True
+        self,
+        system: str,
+        user: str,
+        max_tokens: int = 400,
+        cache: bool = True,
+        deadline_s: float | None = None,
     ) -> tuple[str, int]:
-        """The reply text and the tokens it cost (0 on a cache hit); :class:`LLMError` on failure."""
+        """The reply text and the tokens it cost (a cache hit: the tokens it cost when made);
+        :class:`LLMError` on failure. ``deadline_s`` bounds the call, retries included."""
         from clarisql.envs.endpoints.chat_http import ChatHTTPError, ChatReplyError
 
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         key = hashlib.sha256(json.dumps([self.model, messages, max_tokens]).encode()).hexdigest()
         path = self.cache_dir / f"{key}.json" if (cache and self.cache_dir) else None
         if path is not None and path.is_file():
-            self.usage.cache_hits += 1
-            return json.loads(path.read_text(encoding="utf-8"))["text"], 0
-        self.usage.requests += 1
+            with self._lock:
+                self.usage.cache_hits += 1
+            hit = json.loads(path.read_text(encoding="utf-8"))
+            return hit["text"], int(hit.get("tokens", 0))
+        with self._lock:
+            self.usage.requests += 1
         body = {
             "model": self.model,
             "messages": messages,
@@ -142,10 +158,11 @@ class LLMClient:
             "max_tokens": max_tokens,
         }
         try:
-            r = self.client.complete(body)
+            r = self.client.complete(body, deadline_s=deadline_s)
         except (ChatHTTPError, ChatReplyError) as e:
-            msg = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
-            self.usage.errors.append(msg)
+            msg = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+            with self._lock:
+                self.usage.errors.append(msg)
             raise LLMError(f"LLM endpoint {self.url}: {msg}") from None
         try:
             text = (r["choices"][0]["message"]["content"] or "").strip()
@@ -158,12 +175,15 @@ class LLMClient:
             int(use.get("prompt_tokens") or 0),
             int(use.get("completion_tokens") or 0),
         )
-        self.usage.prompt_tokens += prompt
-        self.usage.completion_tokens += completion
+        with self._lock:
+            self.usage.prompt_tokens += prompt
+            self.usage.completion_tokens += completion
         tokens = prompt + completion
-        if path is not None:
+        if path is not None:  # (written whole, then renamed: a reader never sees half of it)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"text": text}), encoding="utf-8")
+            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps({"text": text, "tokens": tokens}), encoding="utf-8")
+            tmp.replace(path)
         return text, tokens
 
     # --- pair scoring ---------------------------------------------------------------------------
@@ -337,16 +357,20 @@ def _draft(sql, question, asked_qtype, rows, reviews, tokens, rejected, t0) -> D
     )
 
 
-def connect(config: Any) -> tuple[LLMClient | None, str | None]:
-    """A working client for ``config.llm``, or ``(None, note)`` when the endpoint is down."""
+def connect(config: Any) -> LLMClient:
+    """A working client for ``config.llm``; :class:`SynthError` (one line) when the endpoint
+    does not answer: a suite asked to go through the LLM is never made offline instead."""
     model, url = parse_spec(config.llm)
     cache = config.llm_cache_dir or Path(config.out) / ".llm-cache"
     client = LLMClient(model, url, cache_dir=cache, max_retries=getattr(config, "llm_retries", 2))
-    try:
-        client.chat("Reply with OK.", "ping", max_tokens=2, cache=False)
+    try:  # (a server that accepts and never answers is as dead as one that refuses)
+        client.chat("Reply with OK.", "ping", max_tokens=2, cache=False, deadline_s=PROBE_S)
     except LLMError as e:
-        return None, f"{e}; synthesized offline instead"
-    return client, None
+        raise SynthError(
+            f"--llm {config.llm}: {e}; start the server or fix the URL "
+            "(or leave out --llm to synthesize offline)"
+        ) from None
+    return client
 
 
 __all__ = ["MAX_SCORED_PAIRS", "LLMClient", "LLMError", "Usage", "connect", "parse_spec"]

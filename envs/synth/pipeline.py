@@ -18,8 +18,13 @@ Contract
   (:mod:`~.layers.twins`) of the unanswerable column kinds and value-unclear reads chosen,
   taken in turn with drafted and free-text reads.
 - Utterances are unique in the suite (whitespace- and case-insensitive).
-- Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); an unreachable LLM
-  endpoint falls back to the offline path and says so (``SynthResult.notes``, SUITE.md).
+- With ``--llm``, every task of every category (the drafts' and every layer's) goes through
+  OrQA's question writer and reviewer (:mod:`.llm_review`) before it is taken: a rejected or
+  never-accepted task is dropped and the next candidate of its category taken instead (the
+  layers make spare candidates, and are asked again for twice as many, :data:`REFILLS` times,
+  when the reviewer drops more), and SUITE.md counts what the reviewer did per category.
+- Bad input raises :class:`~clarisql.envs.synth.SynthError` (one line); so does an LLM
+  endpoint that does not answer, at the start or mid-run (the reply cache keeps what was done).
 """
 
 from __future__ import annotations
@@ -108,9 +113,8 @@ def draft_task(d: Draft, db: str) -> Task:
         "tokens": d.meta.get("tokens", 0),
         "rejected": list(d.meta.get("rejected", [])),
     }
-    for k in ("generation_time_s", "source"):
-        if k in d.meta:
-            meta[k] = d.meta[k]
+    if "source" in d.meta:  # (the generation time goes to SUITE.md: no clock in tasks.jsonl)
+        meta["source"] = d.meta["source"]
     return Task(
         id="synth-draft",
         db=db,
@@ -176,6 +180,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     timings: dict[str, float] = {}
     notes: list[str] = []
     t0 = time.perf_counter()
+    client = None
+    if config.llm:  # (before the work: a dead endpoint fails in seconds, not after ingest)
+        from clarisql.envs.synth.llm import connect
+
+        client = connect(config)
     db_path = ingest(config.sources, out)
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
@@ -189,19 +198,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")
     elif dictionary.exists():
         dictionary.unlink()
-    client = None
-    if config.llm:
-        from clarisql.envs.synth.llm import connect
-
-        client, note = connect(config)
-        if note:
-            notes.append(note)
-        if client is not None:
-            try:
-                lake = client.rescore(lake, config.llm_threshold)
-            except LLMError as e:
-                notes.append(f"{e}; offline pair scores kept, drafts made offline")
-                client = None
+    if client is not None:
+        try:
+            lake = client.rescore(lake, config.llm_threshold)
+        except LLMError as e:
+            raise _llm_failed(e, client) from None
     v = Verifier(
         db_path,
         config.time_budget_s,
@@ -216,7 +217,14 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     # the clarify share that layers.clarify derives from drafts, and a margin for duplicates
     # (write and unanswerable tasks use none; `more` tops up if the suite still falls short)
     pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
-    drafts = _drafts(config, lake, v, pool, report, client, notes)
+    runs = _LayerRuns(config, lake, v, wanted, timings, reviewed=client is not None)
+    try:
+        runs.start(DRAFT_FREE_LAYERS, [])
+        drafts = _drafts(config, lake, v, pool, report, client, notes)
+    except BaseException:
+        runs.close()
+        v.close()
+        raise
     timings["drafts"] = time.perf_counter() - t
 
     def more(k: int) -> list[Draft]:
@@ -224,8 +232,29 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         rng = random.Random(f"{config.seed}:more-drafts")
         return make_drafts(lake, v, rng, k, report, exclude=taken)
 
-    tasks, made, shortfalls = _assemble(config, lake, v, drafts, wanted, timings, more)
-    v.close()
+    reviewer = None
+    if client is not None:
+        from clarisql.envs.synth.llm_review import QuestionReviewer
+
+        reviewer = QuestionReviewer(
+            client, lake, v, max_rounds=client.max_reviews, workers=config.llm_workers
+        )
+    try:
+        tasks, made, shortfalls = _assemble(
+            config, lake, v, drafts, wanted, timings, more, runs, reviewer
+        )
+    except LLMError as e:
+        raise _llm_failed(e, client) from None
+    finally:
+        runs.close()
+        v.close()
+    if reviewer is not None:
+        notes += reviewer.stats.lines()
+        u = client.usage
+        notes.append(
+            f"LLM {config.llm}: {u.requests} requests, {u.cache_hits} cache hits, "
+            f"{u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
+        )
     if report.missing:
         for cell, why in sorted(report.missing.items()):
             shortfalls.setdefault(f"answerable {cell}", why)
@@ -258,6 +287,12 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     )
     write_card(result, config)
     return result
+
+
+def _llm_failed(e: LLMError, client: Any) -> SynthError:
+    cache = getattr(client, "cache_dir", None)
+    where = f"; the replies so far are cached in {cache}: run again to resume" if cache else ""
+    return SynthError(f"{e}{where}")
 
 
 def _workers(config: SynthConfig) -> int:
@@ -302,19 +337,18 @@ def _drafts(
         try:
             drafts = client.drafts(lake, v, rng, n)
         except LLMError as e:
-            notes.append(f"{e}; drafts made offline instead")
-            return make_drafts(lake, v, rng, n, report)
-        u = client.usage
-        notes.append(
-            f"LLM {config.llm}: {u.requests} requests, {u.cache_hits} cache hits, "
-            f"{u.prompt_tokens} prompt + {u.completion_tokens} completion tokens"
-        )
-        if len(drafts) < n:
+            raise _llm_failed(e, client) from None
+        times = [d.meta["generation_time_s"] for d in drafts if "generation_time_s" in d.meta]
+        if times:
+            notes.append(
+                f"LLM coder: {len(times)} drafts, {sum(times) / len(times):.2f} s each on average"
+            )
+        if len(drafts) < n:  # (their questions go through the writer and reviewer later)
             extra = make_drafts(lake, v, rng, n - len(drafts), report)
             if extra:
                 notes.append(
-                    f"the LLM gave {len(drafts)} verified drafts; {len(extra)} offline ones "
-                    "filled the rest"
+                    f"the LLM coder gave {len(drafts)} verified drafts; {len(extra)} template "
+                    "drafts filled the rest, their questions rewritten and reviewed"
                 )
             seen = {_norm(d.question) for d in drafts}
             drafts += [d for d in extra if _norm(d.question) not in seen]
@@ -338,41 +372,95 @@ def _run_layer(
     return got
 
 
-def _run_layers(
-    config: SynthConfig,
-    lake: LakeProfile,
-    v: Verifier,
-    drafts: list[Draft],
-    wanted: dict[str, int],
-    timings: dict[str, float],
-) -> tuple[dict[str, list[Task]], dict[str, str]]:
-    """The clarify, unanswerable and write layers' tasks, and their shortfalls."""
-    layers = _layers()
-    shortfalls: dict[str, str] = {}
-    by_layer: dict[str, list[Task]] = {}
-    runs: dict[str, Callable[[], list[Task]]] = {}
-    for name in ("clarify", "unanswerable", "write"):
-        fn, n = layers[name], wanted[name]
-        by_layer[name] = []
-        if n > 0 and fn is None:
-            shortfalls[name] = "this layer is not available in this build"
-        elif n > 0:
-            timings[name] = 0.0  # (keeps the stages' order in SUITE.md)
-            runs[name] = partial(_run_layer, fn, lake, drafts, v, config.seed, name, n, timings)
-    # the layers are independent (own rng each; the verifier's cache is transparent): with
-    # worker threads they run side by side, their results taken in this fixed order
-    if v.workers > 1 and len(runs) > 1:
-        with ThreadPoolExecutor(len(runs), thread_name_prefix="synth-layer") as ex:
-            futures = {name: ex.submit(run) for name, run in runs.items()}
-            done = {name: f.result() for name, f in futures.items()}
-    else:
-        done = {name: run() for name, run in runs.items()}
-    for name, got in done.items():
-        n = wanted[name]
-        by_layer[name] = got
-        if len(got) < n:
-            shortfalls[name] = f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
-    return by_layer, shortfalls
+def spare(n: int) -> int:
+    """Candidates asked of a layer for ``n`` tasks when the LLM reviewer may drop some."""
+    return n + n // 4 + 4 if n > 0 else 0
+
+
+#: How many times a layer is asked for twice as many candidates when the LLM reviewer dropped
+#: more of its tasks than the spares cover.
+REFILLS = 2
+#: Layers that take no drafts (they accept the argument for the shared signature): with worker
+#: threads they start beside the drafting, the clarify layer once the drafts are made.
+DRAFT_FREE_LAYERS = ("unanswerable", "write")
+
+
+class _LayerRuns:
+    """The clarify, unanswerable and write layers' tasks (with spares when ``reviewed``) and
+    their shortfalls. The layers are independent (own rng each; the verifier's cache is
+    transparent): with worker threads they run side by side, and beside the drafting, their
+    results taken in a fixed order; on one thread one after the other."""
+
+    NAMES = ("clarify", "unanswerable", "write")
+
+    def __init__(
+        self,
+        config: SynthConfig,
+        lake: LakeProfile,
+        v: Verifier,
+        wanted: dict[str, int],
+        timings: dict[str, float],
+        reviewed: bool,
+    ):
+        self.config, self.lake, self.v = config, lake, v
+        self.wanted, self.timings, self.reviewed = wanted, timings, reviewed
+        self.layers = _layers()
+        self.shortfalls: dict[str, str] = {}
+        self.done: dict[str, list[Task]] = {}
+        self.futures: dict[str, Any] = {}
+        self.pool = (
+            ThreadPoolExecutor(len(self.NAMES), thread_name_prefix="synth-layer")
+            if v.workers > 1
+            else None
+        )
+        for name in self.NAMES:  # (keeps the stages' order in SUITE.md)
+            if wanted[name] > 0 and self.layers[name] is not None:
+                timings[name] = 0.0
+
+    def start(self, names: tuple[str, ...], drafts: list[Draft]) -> None:
+        for name in names:
+            fn, n = self.layers[name], self.wanted[name]
+            if self.reviewed:
+                n = spare(n)
+            if n > 0 and fn is None:
+                self.shortfalls[name] = "this layer is not available in this build"
+            elif n > 0:
+                run = partial(
+                    _run_layer, fn, self.lake, drafts, self.v, self.config.seed, name, n,
+                    self.timings,
+                )  # fmt: skip
+                if self.pool is not None:
+                    self.futures[name] = self.pool.submit(run)
+                else:
+                    self.done[name] = run()
+
+    def results(self) -> tuple[dict[str, list[Task]], dict[str, str]]:
+        for name, f in self.futures.items():
+            self.done[name] = f.result()
+        self.close()
+        by_layer: dict[str, list[Task]] = {}
+        for name in self.NAMES:
+            got = by_layer[name] = self.done.get(name, [])
+            n = self.wanted[name]
+            if n > 0 and name not in self.shortfalls and len(got) < n and not self.reviewed:
+                self.shortfalls[name] = (
+                    f"{len(got)} of {n}: the data allowed no more (see the layer notes)"
+                )
+        return by_layer, self.shortfalls
+
+    def rerun(self, name: str, n: int, drafts: list[Draft]) -> list[Task]:
+        """Layer ``name`` again for ``n`` candidates, on this thread (a refill)."""
+        fn = self.layers[name]
+        if fn is None or n <= 0:
+            return []
+        spent: dict[str, float] = {}
+        got = _run_layer(fn, self.lake, drafts, self.v, self.config.seed, name, n, spent)
+        self.timings[name] = self.timings.get(name, 0.0) + spent[name]
+        return got
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _assemble(
@@ -383,39 +471,90 @@ def _assemble(
     wanted: dict[str, int],
     timings: dict[str, float],
     more: Callable[[int], list[Draft]],
+    runs: _LayerRuns,
+    reviewer: Any = None,
 ) -> tuple[list[Task], dict[str, int], dict[str, str]]:
     db = db_name = Path(lake.db_path).name
-    by_layer, shortfalls = _run_layers(config, lake, v, drafts, wanted, timings)
+    reviewed = reviewer is not None
+    runs.start(("clarify",), drafts)
+    by_layer, shortfalls = runs.results()
     # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
-    free = freetext_tasks(
-        lake,
-        v,
-        random.Random(f"{config.seed}:freetext"),
-        wanted["well-specified"] // 2,
-        wanted["clarify"] // 2,
-    )
+    n_answer, n_clarify = wanted["well-specified"] // 2, wanted["clarify"] // 2
+    if reviewed:
+        n_answer, n_clarify = spare(n_answer), spare(n_clarify)
+    free = freetext_tasks(lake, v, random.Random(f"{config.seed}:freetext"), n_answer, n_clarify)
     shortfalls.update(free.notes)
     by_layer["clarify"] = free.clarify + by_layer["clarify"]
     seen: set[str] = set()
     chosen: list[Task] = []
 
+    drafts_seen: set[str] = set()
+    t_review = time.perf_counter()
+
     def take(ts: list[Task], limit: int) -> int:
-        k = 0
-        for task in ts:
-            if k >= limit:
-                break
-            key = _norm(task.utterance)
-            if key in seen:
-                continue
-            seen.add(key)
-            task.db = db
-            chosen.append(task)
-            k += 1
+        if reviewer is None:
+            k = 0
+            for task in ts:
+                if k >= limit:
+                    break
+                key = _norm(task.utterance)
+                if key in seen:
+                    continue
+                seen.add(key)
+                task.db = db
+                chosen.append(task)
+                k += 1
+            return k
+        # every candidate goes through the writer and the reviewer; a dropped one is replaced
+        # by the next, in batches of exactly as many as are still missing (the same batches,
+        # hence the same suite, with any number of threads)
+        k, i = 0, 0
+        while k < limit and i < len(ts):
+            batch: list[Task] = []
+            while i < len(ts) and len(batch) < limit - k:
+                task = ts[i]
+                i += 1
+                key = _norm(task.utterance)
+                if key in drafts_seen or key in seen:
+                    continue
+                drafts_seen.add(key)
+                if task.metadata.get("source") == "llm":  # the coder's loop wrote and reviewed it
+                    task.db = db
+                    seen.add(key)
+                    chosen.append(task)
+                    k += 1
+                    continue
+                batch.append(task)
+            for task in reviewer.review_many(batch):
+                if task is None or k >= limit:
+                    continue
+                key = _norm(task.utterance)
+                if key in seen:
+                    continue
+                seen.add(key)
+                task.db = db
+                chosen.append(task)
+                k += 1
         return k
 
     made = {
         name: take(by_layer[name], wanted[name]) for name in ("clarify", "unanswerable", "write")
     }
+    if reviewed:  # the reviewer dropped more than the spares: ask the layer for more, twice
+        for name in ("clarify", "unanswerable", "write"):
+            ask = spare(wanted[name])
+            for _ in range(REFILLS):
+                if made[name] >= wanted[name]:
+                    break
+                ask *= 2
+                fresh = [
+                    t
+                    for t in runs.rerun(name, ask, drafts)
+                    if _norm(t.utterance) not in drafts_seen and _norm(t.utterance) not in seen
+                ]
+                if not fresh:
+                    break
+                made[name] += take(fresh, wanted[name] - made[name])
     want_ws = config.tasks - sum(made.values())
     # minimal pairs (layers.twins): up to half the well-specified share are the answerable twins
     # of tasks the schema or the data decides, taken in turn with drafted and free-text reads
@@ -427,6 +566,14 @@ def _assemble(
         made["well-specified"] += take(
             [draft_task(d, db_name) for d in extra], want_ws - made["well-specified"]
         )
+    if reviewed:
+        timings["llm review"] = time.perf_counter() - t_review
+        for name in ("clarify", "unanswerable", "write"):
+            if made[name] < wanted[name]:
+                shortfalls[name] = (
+                    f"{made[name]} of {wanted[name]}: the data allowed no more candidates the "
+                    "reviewer accepted (see the LLM review counts in the notes)"
+                )
     if made["well-specified"] < want_ws:
         shortfalls["total"] = (
             f"{len(chosen)} of {config.tasks} tasks: the lake gave too few verified drafts"
