@@ -19,7 +19,10 @@ Contract
   - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
     a name that cannot be put in words (``G``) outside quotes;
   - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
-    says which row it is (an identifier, code, name or the group key).
+    says which row it is (an identifier, code, name or the group key);
+  - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
+    is about a helper table (a calendar or number sequence,
+    :func:`~.discover.helper_tables`; the lake's ``helpers``).
 - The checks parse the gold with sqlglot and run statements through the
   :class:`~.verify.Verifier` (the same sandbox and step budget), so the audit is deterministic.
 - :func:`review_sheet` picks a stratified sample (the same number per category, seeded) with
@@ -54,6 +57,7 @@ FLAWS = (
     "typo-with-unique-nearest-value",
     "raw-column-token",
     "listed-answer-without-identifier",
+    "helper-table-subject",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -211,6 +215,26 @@ class Auditor:
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
+        self._helpers(task, report)
+
+    def _helpers(self, task: Task, report: AuditReport) -> None:
+        helpers = {t.name.casefold() for t in self.lake.helpers}
+        if not helpers:
+            return
+        meta = task.metadata
+        named = [t for t in meta.get("tables", []) if isinstance(t, str)]
+        for ref in [*meta.get("columns", []), meta.get("resembles")]:
+            if isinstance(ref, str) and "." in ref:
+                named.append(ref.rpartition(".")[0])
+        sqls = [task.gold_sql, meta.get("naive_sql"), *task.gold_actions]
+        sqls += [a for a in meta.get("naive_actions", []) if isinstance(a, str)]
+        for sql in sqls:
+            tree = _parse(sql) if isinstance(sql, str) else None
+            if tree is not None:
+                named += [t.name for t in tree.find_all(exp.Table)]
+        hit = sorted({n for n in named if n.casefold() in helpers})
+        if hit:
+            report.add("helper-table-subject", task, ", ".join(hit))
 
     def _joins(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         names, aliases = _tables(tree)
