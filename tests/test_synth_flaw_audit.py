@@ -106,3 +106,7 @@ def test_a_synthesized_suite_has_none_of_the_generators_flaws(tmp_path: Path) ->
     owned = [f for f in FLAWS if f != "typo-with-unique-nearest-value"]  # (the clarify layer's)
     assert {f: report.total(f) for f in owned} == dict.fromkeys(owned, 0), report.examples
     assert sum(report.tasks.values()) == len(tasks) == 80
+    # every answerable read task states the rounding it accepts, from its gold's precision
+    reads = [t for t in tasks if t.answerable and not t.writable and t.gold_sql]
+    assert reads and all(t.metadata.get("round_digits") in (0, 2) for t in reads)
+    assert {t.metadata["round_digits"] for t in reads} == {0, 2}

@@ -44,6 +44,7 @@ from clarisql.envs.synth.config import (
 from clarisql.envs.synth.describe import dictionary_text, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
+from clarisql.envs.synth.layers.common import state_tolerances
 from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.llm import LLMError
 from clarisql.envs.synth.names import clear_descriptions, set_descriptions, table_prefixed
@@ -212,6 +213,7 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         return make_drafts(lake, v, rng, k, report, exclude=taken)
 
     tasks, made, shortfalls = _assemble(config, lake, v, drafts, wanted, timings, more)
+    state_tolerances(tasks, v)  # each read task states the rounding it accepts
     v.close()
     if report.missing:
         for cell, why in sorted(report.missing.items()):

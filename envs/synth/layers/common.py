@@ -410,6 +410,19 @@ class Made:
         )
 
 
+def state_tolerances(tasks: Iterable[Task], v: Verifier) -> None:
+    """Write into each answerable read task the rounding it accepts
+    (``metadata["round_digits"]``, :func:`clarisql.rewards.match.stated_round_digits` of its
+    gold rows: 2 for computed numbers, 0 for stored ones); the episode scores by it."""
+    from clarisql.rewards.match import stated_round_digits
+
+    for t in tasks:
+        if t.answerable and not t.writable and t.gold_sql:
+            rows = v.rows(t.gold_sql)
+            if rows is not None:
+                t.metadata["round_digits"] = stated_round_digits(rows)
+
+
 def tidy(text: str) -> str:
     """One space between words, no space before punctuation, a capital first letter."""
     s = re.sub(r"\s+", " ", text).strip()
