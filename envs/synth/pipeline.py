@@ -41,7 +41,7 @@ from clarisql.envs.synth.config import (
     SynthConfig,
     SynthResult,
 )
-from clarisql.envs.synth.describe import dictionary_text, load_descriptions
+from clarisql.envs.synth.describe import dictionary_text, found_descriptions, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.common import state_tolerances
@@ -147,7 +147,10 @@ def _norm(text: str) -> str:
 
 def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
-    described = load_descriptions(config.describe) if config.describe else {}
+    # a data dictionary found beside the sources, then --describe FILE over it
+    described, _ = found_descriptions(config.sources)
+    if config.describe:
+        described.update(load_descriptions(config.describe))
     set_descriptions(described)
     try:
         return _synthesize(config, described)
