@@ -92,6 +92,7 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "raw-column-token": 1,
         "listed-answer-without-identifier": 1,
         "helper-table-subject": 0,  # planted in test_synth_helper_tables.py
+        "list-column-as-category": 0,  # planted in test_synth_roles_review.py
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.phrasing import (
     ATTR_OF_RECORD,
     ATTR_WHERE,
@@ -141,12 +142,13 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     )
 
 
-def _agg(cx: DraftContext) -> str:
-    return cx.pick(("avg", "sum", "max", "min"))
+def _agg(cx: DraftContext, m: ColumnProfile) -> str:
+    return cx.pick(agg_names(m))
 
 
 def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
-    d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
+    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    agg = _agg(cx, m)
     v = cx.value(d)
     sel = Sel(f"{agg.upper()}({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m))
     q = f"What is the {AGG_WORDS[agg]} {human(m.name)} of {_rows(r)} with {human(d.name)} {show(v)}?"
@@ -165,7 +167,8 @@ def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
 
 
 def _agg_group(cx: DraftContext, r: Roles) -> Draft | None:
-    d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
+    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    agg = _agg(cx, m)
     nc, ph, nf = cx.narrow(r, (d.name,))
     sel = (
         Sel(d.ref(), f"{agg.upper()}({num(m)})")

@@ -9,7 +9,8 @@ Contract
     key, containing >= 80 % of the values) gives a different answer;
   - ``aggregate-over-non-measure``: SUM/AVG/MAX/MIN over a column whose role
     (:func:`~.column_roles.column_role`) is an identifier, code, coordinate, clock time, flag or
-    rank, or SUM/AVG over a date part;
+    rank, SUM/AVG over a date part, or SUM over an intensive measure (a rate, price, share:
+    :func:`~.column_roles.summable`);
   - ``group-by-aggregated-column``: a column both grouped by and aggregated in one SELECT;
   - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
     column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given);
@@ -20,6 +21,8 @@ Contract
     a name that cannot be put in words (``G``) outside quotes;
   - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
     says which row it is (an identifier, code, name or the group key);
+  - ``list-column-as-category``: a column of joined items (``Trailers,Behind the Scenes``,
+    role ``list``) grouped by or compared with ``=`` as if each value were one category;
   - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
     is about a helper table (a calendar or number sequence,
     :func:`~.discover.helper_tables`; the lake's ``helpers``).
@@ -42,7 +45,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.column_roles import column_role, summable
 from clarisql.envs.synth.discover import name_similarity
 from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
@@ -57,6 +60,7 @@ FLAWS = (
     "typo-with-unique-nearest-value",
     "raw-column-token",
     "listed-answer-without-identifier",
+    "list-column-as-category",
     "helper-table-subject",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
@@ -298,7 +302,9 @@ class Auditor:
                     continue
                 aggregated.add((c.table, c.name))
                 role = self.schema.role(c)
-                if role in _NEVER_AGG or (role == "date" and isinstance(agg, (exp.Sum, exp.Avg))):
+                if isinstance(agg, exp.Sum) and role == "measure" and not summable(c):
+                    report.add("aggregate-over-non-measure", task, f"SUM({c.name}) of a rate")
+                elif role in _NEVER_AGG or (role == "date" and isinstance(agg, (exp.Sum, exp.Avg))):
                     report.add(
                         "aggregate-over-non-measure",
                         task,
@@ -311,6 +317,16 @@ class Auditor:
                     c = self.schema.resolve(g, names, aliases)
                     if c is not None and (c.table, c.name) in aggregated:
                         report.add("group-by-aggregated-column", task, f"GROUP BY {c.name}")
+                    if c is not None and self.schema.role(c) == "list":
+                        report.add("list-column-as-category", task, f"GROUP BY {c.name}")
+            for eq in sel.find_all(exp.EQ):
+                if eq.find_ancestor(exp.Select) is not sel:
+                    continue
+                col = _unwrap(eq.this)
+                if isinstance(col, exp.Column) and isinstance(_unwrap(eq.expression), exp.Literal):
+                    c = self.schema.resolve(col, names, aliases)
+                    if c is not None and self.schema.role(c) == "list":
+                        report.add("list-column-as-category", task, f"{c.name} = a value")
 
     def _listing(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         rows = self.v.rows(task.gold_sql or "")

@@ -89,7 +89,8 @@ _SWAP = (
     "The {c} values of the {rows} with {k} {a} and {b} were entered the wrong way round; swap them.",
     "Please exchange the {c} of {rows} {a} and {b} ({k}).",
 )
-_SCOPE_PRE = ("For the {slot} I'm handling, ", "In the one {slot} I manage, ")
+# a scope one has in mind, not one "managed" (nobody manages a film rating)
+_SCOPE_PRE = ("For the {slot} I have in mind, ", "Within the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
 
 
@@ -437,7 +438,7 @@ class _WriteGen:
         else:
             us = Underspec(Label("Missing", "", d.name), show(gold_v))
             h = human(d.name)
-            fact = f"the one handling the {h} {_q(gold_v)}, which is the {h} you mean."
+            fact = f"thinking of the {h} {_q(gold_v)}, which is the {h} you mean."
         return _made(text, gold_a, naive_a, [us], t, [d, m], op, "moderate", fact)
 
     def scope_action(

@@ -1,0 +1,81 @@
+"""Column roles from a hand review: a column of joined items is a list (never a category to
+group or filter by equality), and a rate or price is averaged, never summed. The audit counts
+both when planted, and a synthesized suite has neither."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from clarisql.envs.synth.audit import audit_folder, audit_tasks
+from clarisql.envs.synth.column_roles import agg_names, column_role, summable
+from clarisql.envs.synth.discover import discover
+from clarisql.envs.synth.pipeline import SynthConfig, synthesize
+from clarisql.envs.synth.profile import profile_lake
+from clarisql.envs.synth.verify import Verifier
+from clarisql.envs.tasks import Task
+
+FEATURES = ("Trailers", "Commentaries", "Deleted Scenes", "Behind the Scenes")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("roles") / "films.sqlite"
+    rng = random.Random(2)
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE film (film_id INTEGER PRIMARY KEY, title TEXT, special_features TEXT, "
+        "rental_rate REAL, length INTEGER, rating TEXT, tags TEXT)"
+    )
+    words = ["Agent", "Truman", "Baby", "Hall", "Dragon", "Squad", "Party", "Knock", "Oak", "Elm"]
+    for i in range(1, 301):
+        feats = ",".join(sorted(rng.sample(FEATURES, rng.randint(1, 3))))
+        title = f"{rng.choice(words)} {rng.choice(words)} {i}"
+        conn.execute(
+            "INSERT INTO film VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (i, title, feats, rng.choice([0.99, 2.99, 4.99]) + rng.choice([0, 1, 2]),
+             rng.randint(46, 185), rng.choice(["G", "PG", "PG-13", "R", "NC-17"]),
+             f"{rng.choice(words)}, {rng.randint(1, 999)} Main Street"),
+        )  # fmt: skip
+    conn.commit()
+    conn.close()
+    return path
+
+
+def test_roles(db: Path) -> None:
+    t = profile_lake(db).table("film")
+    assert column_role(t.column("special_features")) == "list"
+    assert column_role(t.column("rating")) == "category"
+    assert column_role(t.column("tags")) != "list"  # commas, but no vocabulary that recombines
+    assert not summable(t.column("rental_rate")) and "sum" not in agg_names(t.column("rental_rate"))
+    assert summable(t.column("length"))
+
+
+def test_suite_and_planted_cases(db: Path, tmp_path: Path) -> None:
+    res = synthesize(SynthConfig(sources=[db], out=tmp_path / "s", tasks=120, seed=3))
+    report, tasks = audit_folder(res.tasks_path.parent)
+    for flaw in ("aggregate-over-non-measure", "list-column-as-category"):
+        assert report.total(flaw) == 0, report.examples[flaw]
+    text = res.tasks_path.read_text(encoding="utf-8")
+    assert 'SUM(\\"rental_rate\\")' not in text and 'SUM(CAST(\\"rental_rate\\"' not in text
+    assert len(tasks) > 60
+    planted = [
+        Task(id="p1", db="x", utterance="Total rental rate per rating?",
+             gold_sql='SELECT rating, SUM(rental_rate) FROM film GROUP BY rating'),
+        Task(id="p2", db="x", utterance="Films per special features?",
+             gold_sql="SELECT special_features, COUNT(*) FROM film GROUP BY special_features"),
+        Task(id="p3", db="x", utterance="Average length of films with trailers?",
+             gold_sql="SELECT AVG(length) FROM film WHERE special_features = 'Trailers'"),
+        Task(id="p4", db="x", utterance="Total length per rating?",
+             gold_sql="SELECT rating, SUM(length) FROM film GROUP BY rating"),
+    ]  # fmt: skip
+    v = Verifier(db)
+    try:
+        got = audit_tasks(planted, discover(profile_lake(db)), v)
+    finally:
+        v.close()
+    assert got.total("aggregate-over-non-measure") == 1, got.examples
+    assert got.total("list-column-as-category") == 2, got.examples
