@@ -79,3 +79,36 @@ def test_suite_and_planted_cases(db: Path, tmp_path: Path) -> None:
         v.close()
     assert got.total("aggregate-over-non-measure") == 1, got.examples
     assert got.total("list-column-as-category") == 2, got.examples
+
+
+def test_text_markers_in_a_real_column_are_missing_not_the_highest(tmp_path: Path) -> None:
+    """SQLite keeps '' in a REAL column as text, which sorts above every number: a ranking or
+    a filter "above x" must not list it, and a new row never states it."""
+    db = tmp_path / "hotels.sqlite"
+    rng = random.Random(4)
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "CREATE TABLE hotels (hotel_id INTEGER PRIMARY KEY, stars TEXT, price_range REAL, "
+        "notes TEXT)"
+    )
+    for i in range(1, 121):
+        price = "" if i % 4 == 0 else round(rng.uniform(50, 900), 2)
+        notes = f"note {i}"
+        conn.execute(
+            "INSERT INTO hotels VALUES (?, ?, ?, ?)",
+            (i, rng.choice(["one", "two", "three", "four"]), price, notes),
+        )
+    conn.commit()
+    conn.close()
+    res = synthesize(SynthConfig(sources=[db], out=tmp_path / "s", tasks=120, seed=5))
+    v = Verifier(res.db_path)
+    try:
+        golds = [t.gold_sql for t in res.tasks if t.gold_sql and "price_range" in t.gold_sql]
+        assert golds
+        for sql in golds:
+            rows = v.rows(sql) or []
+            assert not any(x == "" for r in rows for x in r), sql
+    finally:
+        v.close()
+    inserts = [a for t in res.tasks for a in t.gold_actions if a.startswith("INSERT")]
+    assert not any("''" in a for a in inserts), inserts

@@ -60,7 +60,7 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
-from clarisql.envs.synth.profile import present_sql
+from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -325,8 +325,8 @@ class _WriteGen:
             return None
         cols, vals = [], []
         for c, x in zip(t.columns, row, strict=True):
-            if x is None or isinstance(x, bytes):
-                continue
+            if is_missing(x) or isinstance(x, bytes):
+                continue  # a missing value is not stated ("details ''")
             if isinstance(x, str) and len(x) > 80:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
