@@ -30,7 +30,9 @@ What a reviewer would reject is not made:
   deleting it leaves no orphans;
 - a new number stays near the old one (half to one and a half times it, within the column's
   range): no country of a billion people;
-- a new row never copies a row's unique name (a second "Serang"), and the "which table?"
+- a new row never copies a row's unique name (a second "Serang"), states no missing value and
+  no value the database sets itself (``last_update``), and holds at least two values besides
+  its key (not "a new playlist: ID 19, name Music", a copy of a name); the "which table?"
   insert states no value that tells the table (:func:`reveals_table`: a value found in the
   gold table only, or a number/date inside the gold table's range and outside every other's;
   keys get a value new to the whole family, other revealing values are left out).
@@ -42,6 +44,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role, name_words
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
@@ -327,6 +330,8 @@ class _WriteGen:
         for c, x in zip(t.columns, row, strict=True):
             if is_missing(x) or isinstance(x, bytes):
                 continue  # a missing value is not stated ("details ''")
+            if c.name.lower() in DEFAULT_VOLATILE_COLUMNS:
+                continue  # set by the database (last_update): no user states it
             if isinstance(x, str) and len(x) > 80:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
@@ -340,8 +345,10 @@ class _WriteGen:
                 x = self.new_number(c, x)
             cols.append(c)
             vals.append(x)
-        if not cols or len(cols) > MAX_INSERT_COLUMNS:
+        if len(cols) > MAX_INSERT_COLUMNS:
             return None
+        if sum(k is None or c.name != k.name for c in cols) < 2:
+            return None  # a key and a copied name ("a new playlist Music") is a duplicate
         return cols, vals
 
     def insert(self) -> Made | None:
