@@ -18,6 +18,27 @@ from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
 from clarisql.envs.tasks import Task
 
+PROSE = (
+    "a",
+    "fateful",
+    "display",
+    "of",
+    "the",
+    "dentist",
+    "who",
+    "must",
+    "redeem",
+    "boat",
+    "in",
+    "ancient",
+    "india",
+    "astounding",
+    "drama",
+    "cat",
+    "and",
+    "moose",
+    "chase",
+)
 FEATURES = ("Trailers", "Commentaries", "Deleted Scenes", "Behind the Scenes")
 
 
@@ -28,17 +49,19 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     conn = sqlite3.connect(path)
     conn.execute(
         "CREATE TABLE film (film_id INTEGER PRIMARY KEY, title TEXT, special_features TEXT, "
-        "rental_rate REAL, length INTEGER, rating TEXT, tags TEXT)"
+        "rental_rate REAL, length INTEGER, rating TEXT, tags TEXT, rental_duration INTEGER, "
+        "description TEXT)"
     )
     words = ["Agent", "Truman", "Baby", "Hall", "Dragon", "Squad", "Party", "Knock", "Oak", "Elm"]
     for i in range(1, 301):
         feats = ",".join(sorted(rng.sample(FEATURES, rng.randint(1, 3))))
         title = f"{rng.choice(words)} {rng.choice(words)} {i}"
         conn.execute(
-            "INSERT INTO film VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO film VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (i, title, feats, rng.choice([0.99, 2.99, 4.99]) + rng.choice([0, 1, 2]),
              rng.randint(46, 185), rng.choice(["G", "PG", "PG-13", "R", "NC-17"]),
-             f"{rng.choice(words)}, {rng.randint(1, 999)} Main Street"),
+             f"{rng.choice(words)}, {rng.randint(1, 999)} Main Street", rng.randint(3, 7),
+             " ".join(rng.choice(PROSE) for _ in range(14)) + "."),
         )  # fmt: skip
     conn.commit()
     conn.close()
@@ -61,6 +84,9 @@ def test_suite_and_planted_cases(db: Path, tmp_path: Path) -> None:
         assert report.total(flaw) == 0, report.examples[flaw]
     text = res.tasks_path.read_text(encoding="utf-8")
     assert 'SUM(\\"rental_rate\\")' not in text and 'SUM(CAST(\\"rental_rate\\"' not in text
+    for t in tasks:  # no "all ties" ranking over a measure of five values, no paragraph as a name
+        assert not (t.gold_sql and "RANK()" in t.gold_sql and "rental_duration" in t.gold_sql)
+        assert not (t.gold_sql and '"description" = ' in t.gold_sql), t.utterance
     assert len(tasks) > 60
     planted = [
         Task(id="p1", db="x", utterance="Total rental rate per rating?",

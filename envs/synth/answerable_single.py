@@ -311,8 +311,16 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
 
 
+#: a per-group "highest" needs a measure that rarely ties (a rental duration of 3..7 days would
+#: list a third of the table as "all ties")
+MIN_RANK_DISTINCT = 20
+
+
 def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
-    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    fine = [m for m in r.measures if m.distinct >= MIN_RANK_DISTINCT]
+    if not fine:
+        return None
+    d, m = cx.pick(r.dims), cx.pick(fine)
     nc, ph, nf = cx.narrow(r, (d.name,))
     inner = (
         Sel(
