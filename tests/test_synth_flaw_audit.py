@@ -93,6 +93,8 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "listed-answer-without-identifier": 1,
         "helper-table-subject": 0,  # planted in test_synth_helper_tables.py
         "list-column-as-category": 0,  # planted in test_synth_roles_review.py
+        "write-row-not-identified": 0,  # these two: test_synth_write_review.py
+        "which-table-given-away": 0,
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

@@ -135,3 +135,36 @@ def test_write_tasks_a_reviewer_keeps(db: Path) -> None:
         assert not any("last_update" in a or '"genres"' in a for a in inserts), inserts
     finally:
         v.close()
+
+
+def test_the_audit_counts_the_write_flaws_planted_and_none_in_the_layer(db: Path) -> None:
+    from clarisql.envs.synth.audit import audit_tasks
+    from clarisql.envs.tasks import Label, Task, Underspec
+
+    lake = discover(profile_lake(db))
+    which = Underspec(Label("Missing", "", "table"), "sales_2022")
+
+    def w(i: int, acts: list[str], uss: list[Underspec] | None = None) -> Task:
+        return Task(id=f"w{i}", db="x", utterance="Please do it.", writable=True,
+                    category="write", gold_actions=acts, underspecs=uss or [])  # fmt: skip
+
+    planted = [
+        w(1, ["UPDATE \"people\" SET \"height\" = 170 WHERE \"birth_city\" = 'Big River'"]),
+        w(2, ['UPDATE "people" SET "height" = 170 WHERE "person_id" = 3']),
+        w(3, ["INSERT INTO \"sales_2022\" (\"sale_day\", \"store\", \"units\") "
+              "VALUES ('2022-05-05', 'Avon', 7)"], [which]),
+        w(4, ["INSERT INTO \"sales_2022\" (\"store\", \"units\") VALUES ('Avon', 7)"], [which]),
+    ]  # fmt: skip
+    v = Verifier(db)
+    try:
+        got = audit_tasks(planted, lake, v)
+        assert got.total("write-row-not-identified") == 1, got.examples
+        assert got.total("which-table-given-away") == 1, got.examples
+        made = []
+        for seed in range(4):
+            made += write_tasks(lake, [], v, random.Random(seed), 30)
+        report = audit_tasks(made, lake, v)
+    finally:
+        v.close()
+    for flaw in ("write-row-not-identified", "which-table-given-away"):
+        assert report.total(flaw) == 0, report.examples[flaw]

@@ -23,6 +23,12 @@ Contract
     says which row it is (an identifier, code, name or the group key);
   - ``list-column-as-category``: a column of joined items (``Trailers,Behind the Scenes``,
     role ``list``) grouped by or compared with ``=`` as if each value were one category;
+  - ``write-row-not-identified``: a well-specified update or delete (or one whose only label is
+    a misspelled name) that picks its rows by a column not unique on the data (``WHERE
+    birth_city = 'Big River'`` changes every person born there);
+  - ``which-table-given-away``: a "which table?" insert (a ``Missing`` label on ``table``) that
+    states a value found only in the gold table of its family, or a number/date inside that
+    table's range and outside every other's (:func:`~.layers.writes.reveals_table`);
   - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
     is about a helper table (a calendar or number sequence,
     :func:`~.discover.helper_tables`; the lake's ``helpers``).
@@ -61,6 +67,8 @@ FLAWS = (
     "raw-column-token",
     "listed-answer-without-identifier",
     "list-column-as-category",
+    "write-row-not-identified",
+    "which-table-given-away",
     "helper-table-subject",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
@@ -220,6 +228,43 @@ class Auditor:
             self._unanswerable(task, report)
         self._typos(task, report)
         self._helpers(task, report)
+        if task.writable:
+            self._writes(task, report)
+
+    def _writes(self, task: Task, report: AuditReport) -> None:
+        from clarisql.envs.synth.layers.common import families
+        from clarisql.envs.synth.layers.writes import reveals_table
+
+        labels = {u.label.kind for u in task.underspecs}
+        for act in task.gold_actions:
+            tree = _parse(act)
+            if isinstance(tree, (exp.Update, exp.Delete)) and labels <= {"not-exist"}:
+                where = tree.args.get("where")
+                table = tree.this if isinstance(tree, exp.Update) else tree.this
+                tname = table.name if isinstance(table, exp.Table) else ""
+                cols = [
+                    self.schema.resolve(e.this, [tname], {})
+                    for e in (where.find_all(exp.EQ) if where else ())
+                    if isinstance(e.this, exp.Column)
+                ]
+                if not any(c is not None and self.unique(c) for c in cols):
+                    report.add("write-row-not-identified", task, act[:80])
+            if isinstance(tree, exp.Insert) and any(
+                u.label.kind == "Missing" and u.label.slot == "table" for u in task.underspecs
+            ):
+                schema = tree.this
+                gold_t = schema.this.name if isinstance(schema, exp.Schema) else ""
+                names = (
+                    [c.name for c in schema.expressions] if isinstance(schema, exp.Schema) else []
+                )
+                values = tree.expression.expressions[0].expressions if tree.expression else []
+                fam = next((f for f in families(self.lake) if gold_t in f), [])
+                others = [t for t in fam if t != gold_t]
+                for col, val in zip(names, values, strict=False):
+                    x = val.to_py() if isinstance(val, exp.Literal) else None
+                    if others and reveals_table(self.v, gold_t, others, col, x):
+                        report.add("which-table-given-away", task, f"{col} = {x!r}")
+                        break
 
     def _helpers(self, task: Task, report: AuditReport) -> None:
         helpers = {t.name.casefold() for t in self.lake.helpers}
