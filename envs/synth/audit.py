@@ -420,7 +420,8 @@ class Auditor:
         if not isinstance(attr, str):
             return
         tables = list(self.lake.tables)
-        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str)]
+        names = {t.name for t in self.lake.tables}  # (a helper table is counted on its own)
+        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str) and t in names]
         if task.unanswerable_kind == "column-surface" and asked:
             # TrustSQL's column-surface kind: the column exists, but in a table too far away
             # from the one asked about; only that table and its near neighbours count

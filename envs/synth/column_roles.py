@@ -78,7 +78,7 @@ _MEASURE_WORDS = {
 }  # fmt: skip
 #: words of an intensive measure (per unit, a level, a share): averaged, never summed
 _INTENSIVE_WORDS = {
-    "rate", "rates", "price", "prices", "percent", "pct", "percentage", "ratio", "share", "avg",
+    "rate", "rates", "percent", "pct", "percentage", "ratio", "share", "avg",
     "average", "mean", "median", "temperature", "temp", "score", "rating", "speed", "density",
     "index", "age", "margin", "commission", "grade", "gpa", "elevation", "altitude", "height",
     "per", "unit", "level",
