@@ -36,7 +36,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                              height REAL, savings REAL, death_day INTEGER);
         CREATE TABLE visits (visit_id INTEGER PRIMARY KEY, person_id INTEGER
                              REFERENCES people(person_id), fee REAL, ward TEXT,
-                             last_update TEXT);
+                             last_update TEXT, email TEXT);
         CREATE TABLE genres (genre_id INTEGER PRIMARY KEY, name TEXT);
         CREATE TABLE sales_2022 (sale_day TEXT, store TEXT, amount REAL, units INTEGER);
         CREATE TABLE sales_2023 (sale_day TEXT, store TEXT, amount REAL, units INTEGER);
@@ -53,9 +53,10 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )  # fmt: skip
     for v in range(1, 121):  # half the people have visits
         conn.execute(
-            "INSERT INTO visits VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO visits VALUES (?, ?, ?, ?, ?, ?)",
             (v, rng.randint(1, len(names) // 2), round(rng.uniform(20, 400), 2),
-             rng.choice(["North", "South", "East"]), "2006-02-15 22:12:37"),
+             rng.choice(["North", "South", "East"]), "2006-02-15 22:12:37",
+             f"desk{v}@example.org"),
         )  # fmt: skip
     for g in range(1, 31):
         conn.execute("INSERT INTO genres VALUES (?, ?)", (g, f"Genre {g % 12}"))
@@ -131,8 +132,9 @@ def test_write_tasks_a_reviewer_keeps(db: Path) -> None:
         assert {"delete", "family", "name", "update"} <= kinds, kinds
         inserts = [a for t in tasks for a in t.gold_actions if a.startswith("INSERT")]
         assert any(a.startswith('INSERT INTO "visits"') for a in inserts)
-        # no value the database sets itself, no copy of a lone name
+        # no value the database sets itself, no copy of a lone name or of another row's e-mail
         assert not any("last_update" in a or '"genres"' in a for a in inserts), inserts
+        assert not any("@example.org" in a for a in inserts), inserts
     finally:
         v.close()
 

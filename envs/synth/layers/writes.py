@@ -31,7 +31,8 @@ What a reviewer would reject is not made:
 - a new number stays near the old one (half to one and a half times it, within the column's
   range): no country of a billion people;
 - a new row never copies a row's unique name (a second "Serang"), states no missing value and
-  no value the database sets itself (``last_update``), and holds at least two values besides
+  no value the database sets itself (``last_update``), copies no other unique value (an
+  e-mail, a phone number: left out), and holds at least two values besides
   its key (not "a new playlist: ID 19, name Music", a copy of a name); the "which table?"
   insert states no value that tells the table (:func:`reveals_table`: a value found in the
   gold table only, or a number/date inside the gold table's range and outside every other's;
@@ -332,6 +333,8 @@ class _WriteGen:
                 continue  # a missing value is not stated ("details ''")
             if c.name.lower() in DEFAULT_VOLATILE_COLUMNS:
                 continue  # set by the database (last_update): no user states it
+            if c.unique and c.kind == "text" and (k is None or c.name != k.name):
+                continue  # another row's e-mail, phone or address is not this one's
             if isinstance(x, str) and len(x) > 80:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
