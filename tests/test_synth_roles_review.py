@@ -138,3 +138,41 @@ def test_text_markers_in_a_real_column_are_missing_not_the_highest(tmp_path: Pat
         v.close()
     inserts = [a for t in res.tasks for a in t.gold_actions if a.startswith("INSERT")]
     assert not any("''" in a for a in inserts), inserts
+
+
+def test_roles_told_by_values_when_names_do_not_say(tmp_path: Path) -> None:
+    """Names in another language: a capital that is a city's id (values inside another table's
+    key), a year column with a few ancient years, advisor numbers of one width: none of them is
+    an amount to sum or average."""
+    from clarisql.envs.synth.discover import value_references
+
+    db = tmp_path / "welt.sqlite"
+    rng = random.Random(6)
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE stadt (id INTEGER PRIMARY KEY, name TEXT, bevoelkerung INTEGER);"
+        "CREATE TABLE land (code TEXT PRIMARY KEY, hauptstadt INTEGER, unabh_jahr INTEGER, "
+        "flaeche REAL, berater INTEGER);"
+    )
+    for i in range(1, 1001):
+        conn.execute(
+            "INSERT INTO stadt VALUES (?, ?, ?)", (i, f"Stadt {i}", rng.randint(1, 400) * 1000)
+        )
+    advisors = [rng.randint(1000, 9999) for _ in range(12)]
+    for k in range(60):
+        year = -1523 if k == 0 else rng.randint(1800, 1994)
+        conn.execute(
+            "INSERT INTO land VALUES (?, ?, ?, ?, ?)",
+            (f"L{k:02d}", rng.randint(1, 1000), year, round(rng.uniform(1, 9e6), 1),
+             rng.choice(advisors)),
+        )  # fmt: skip
+    conn.commit()
+    conn.close()
+    lake = profile_lake(db)
+    assert value_references(lake) == [("land", "hauptstadt")]
+    land = discover(lake).table("land")
+    assert column_role(land.column("hauptstadt")) == "identifier"
+    assert column_role(land.column("unabh_jahr")) == "date"
+    assert column_role(land.column("berater")) == "code"
+    assert column_role(land.column("flaeche")) == "measure"
+    assert column_role(discover(lake).table("stadt").column("bevoelkerung")) == "measure"

@@ -47,7 +47,7 @@ ROLES = (
 )
 
 _ID_WORDS = {"id", "ids", "key", "uuid", "guid", "pk", "fk", "oid", "rowid"}
-_ID_TAIL = {"no", "nr", "num", "number"}
+_ID_TAIL = {"no", "nr", "num", "number", "nummer"}
 _CODE_WORDS = {
     "code", "codes", "cd", "zip", "zipcode", "postal", "postcode", "phone", "fax", "tel",
     "telephone", "mobile", "ssn", "isbn", "issn", "iata", "icao", "faa", "fips", "sku", "ean",
@@ -162,8 +162,12 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
         return "code"
     if numeric and not words & _MEASURE_WORDS and _fixed_digits(c, present_rows(c)):
         return "code"
+    if not words & _MEASURE_WORDS and _sparse_labels(c):
+        return "code"
     if c.kind == "integer" and numeric and _in_range(c, 1800, 2100) and c.distinct <= 250:
         return "date"  # every value a plausible year
+    if c.kind == "integer" and _mostly_years(c):
+        return "date"  # nearly every value a year (a few ancient or odd ones)
     if numeric:
         return "measure" if c.distinct >= 3 else "category"
     if c.kind == "text" and _list_valued(texts):
@@ -176,6 +180,30 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
     if c.kind == "text" and texts and sum(len(t) for t in texts) <= 40 * len(texts):
         return "name"
     return "text"
+
+
+def _sparse_labels(c: ColumnProfile) -> bool:
+    """Integers of one width (>= 4 digits), repeated by some rows, spread thinly (the range is
+    >= 100 times the number of values) and rarely round (advisor numbers 1121, 2192, 7134...;
+    phone extensions): labels written in digits, not amounts (amounts of one width are mostly
+    round: salaries 30000, 45500)."""
+    if c.kind != "integer" or not isinstance(c.min, int) or not isinstance(c.max, int):
+        return False
+    nums = [int(x) for x in _numbers(c)]
+    if len(nums) < 5 or c.distinct >= present_rows(c) or c.max - c.min < 100 * c.distinct:
+        return False
+    widths = {len(str(abs(x))) for x in nums}
+    round_ = sum(x % 10 == 0 for x in nums)
+    return len(widths) == 1 and min(widths) >= 4 and round_ < 0.5 * len(nums)
+
+
+def _mostly_years(c: ColumnProfile) -> bool:
+    """At least 90 % of the sampled values are years (1000..2100) and at most 300 distinct."""
+    nums = _numbers(c)
+    if len(nums) < 5 or c.distinct > 300:
+        return False
+    years = sum(1000 <= x <= 2100 and float(x).is_integer() for x in nums)
+    return years >= 0.9 * len(nums)
 
 
 def _list_valued(texts: list[str]) -> bool:

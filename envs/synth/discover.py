@@ -28,6 +28,11 @@ Contract
   date parts, month flags, "January 2017" labels) or a table of consecutive numbers only, that
   no declared foreign key links to the data. Told by structure and values, never by name;
   nothing is asked about them, nor are they the subject of a task.
+- References told by values (:func:`value_references`): an integer column whose values are a
+  sparse set (spread over at least three times as many numbers as it holds, >= 10 of them) all
+  found in another table's unique integer key (a country's capital, a city id) is marked as a
+  key part, so its role is ``identifier`` whatever its name says (``hauptstadt`` is no amount to
+  average): a name in another language or a cryptic one does not make a reference a measure.
 - :class:`DiscoveryStats` says which path ran, how many candidates LSH proposed and the time.
 """
 
@@ -356,6 +361,21 @@ def discover(
             tables=tuple(t for t in lake.tables if t.name not in helpers),
             helpers=lake.helpers + tuple(t for t in lake.tables if t.name in helpers),
         )
+    refs = set(value_references(lake))
+    if refs:
+        lake = replace(
+            lake,
+            tables=tuple(
+                replace(
+                    t,
+                    columns=tuple(
+                        replace(c, key_part=True) if (t.name, c.name) in refs else c
+                        for c in t.columns
+                    ),
+                )
+                for t in lake.tables
+            ),
+        )
     joins = find_joins(lake, exact_limit=exact_limit, stats=stats)
     unions = find_unions(lake)
     stats.seconds = time.perf_counter() - t0
@@ -444,6 +464,49 @@ def _calendar(
     return all(_derived(c, [r[i] for r in rows], days) for i, c in enumerate(rest, 1))
 
 
+def value_references(lake: LakeProfile) -> list[tuple[str, str]]:
+    """``(table, column)`` of the integer columns that refer to another table's unique integer
+    key by their values (see the module docstring)."""
+    cands = [
+        c
+        for t in lake.tables
+        for c in t.columns
+        if c.kind == "integer"
+        and not c.unique
+        and not c.key_part
+        and not c.needs_cast
+        and c.distinct >= 10
+        and isinstance(c.min, int)
+        and isinstance(c.max, int)
+        and c.max - c.min + 1 >= 3 * c.distinct
+    ]
+    keys = [
+        c
+        for t in lake.tables
+        for c in t.columns
+        if c.kind == "integer" and c.unique and not c.needs_cast and c.rows >= 10
+    ]
+    if not cands or not keys:
+        return []
+    conn = apsw.Connection(
+        f"file:{Path(lake.db_path)}?mode=ro",
+        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+    )
+    try:
+        key_values = {(k.table, k.name): _values(conn, k) for k in keys}
+        out = []
+        for c in cands:
+            vals = _values(conn, c)
+            for k in keys:
+                kv = key_values[(k.table, k.name)]
+                if k.table != c.table and len(kv) >= len(vals) and vals <= kv:
+                    out.append((c.table, c.name))
+                    break
+        return out
+    finally:
+        conn.close()
+
+
 def helper_tables(lake: LakeProfile) -> list[str]:
     """The lake's helper tables (see the module docstring): calendars and number sequences.
 
@@ -484,6 +547,7 @@ __all__ = [
     "DiscoveryStats",
     "discover",
     "helper_tables",
+    "value_references",
     "index_lake",
     "find_joins",
     "find_unions",
