@@ -121,6 +121,11 @@ def test_write_tasks_a_reviewer_keeps(db: Path) -> None:
                     kinds.add("update")
                     new, old = float(m.group(1)), savings[int(m.group(2))]
                     assert 0.5 * old <= new <= 1.5 * old, t.utterance
+                m = re.fullmatch(r'UPDATE "(\w+)" SET "(\w+)" = ([\d.]+) WHERE .* < ([\d.]+)', act)
+                if m and t.underspecs:  # a scope write: near the rows it changes
+                    kinds.add("scope")
+                    new, bound = float(m.group(3)), float(m.group(4))
+                    assert 0.5 * bound <= new <= 1.5 * bound, t.utterance
             for u in t.underspecs:
                 if u.label.slot == "table":
                     kinds.add("family")
@@ -129,7 +134,7 @@ def test_write_tasks_a_reviewer_keeps(db: Path) -> None:
                 if u.label.kind == "not-exist":
                     kinds.add("name")
                     assert u.label.slot == "full_name", t.utterance
-        assert {"delete", "family", "name", "update"} <= kinds, kinds
+        assert {"delete", "family", "name", "update", "scope"} <= kinds, kinds
         inserts = [a for t in tasks for a in t.gold_actions if a.startswith("INSERT")]
         assert any(a.startswith('INSERT INTO "visits"') for a in inserts)
         # no value the database sets itself, no copy of a lone name or of another row's e-mail

@@ -469,7 +469,7 @@ class _WriteGen:
         lim, shown = sql_lit(low[0][0]), _q(low[0][0])
         c, row, rows = human(m.name), _row(t.name), human(t.name)
         if update:
-            new = self.new_number(m, m.max)
+            new = self.new_number(m, low[0][0])  # near the rows it changes, not the maximum
             text = rng.choice(_SCOPE_UPDATE).format(
                 pre=pre, c=c, row=row, rows=rows, new=_q(new), x=shown
             )
