@@ -7,7 +7,9 @@ For each source: ``clarisql synth`` into ``--work/<name>`` (a temporary folder b
 :func:`clarisql.envs.synth.audit.audit_folder` counts the machine-checkable flaws per category
 (join path disagreement, aggregate over an identifier/coordinate/time, group by the aggregated
 column, unanswerable with a matching column, typo with a unique nearest value, raw column tokens
-in the question, listed answers without an identifier). Prints one table per source and the
+in the question, listed answers without an identifier, a list column used as a category, write
+tasks naming rows by a non-unique column or giving away the "which table?" answer, tasks about a
+helper table such as a calendar). Prints one table per source and the
 totals; ``--json`` writes them; ``--sheet N`` also writes each suite's stratified review sheet
 (``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
 outside the repository and pass them here; nothing is downloaded.

@@ -564,6 +564,9 @@ class ClarifySQLEnv(gym.Env[dict, Any]):
             elif task.answerable:
                 rec.gold_rows = gold.gold_rows(task, image)
                 rec.gold_ordered = gold.gold_ordered(task)
+                stated = task.metadata.get("round_digits")  # the task's own tolerance
+                if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 0:
+                    rec.gold_round_digits = stated
                 if task.gold_alternatives:  # any-of scoring (clarisql.rewards.alternatives)
                     rec.gold_alternatives = gold.gold_alternatives(task, image)
         except gold.GoldError as e:

@@ -18,12 +18,14 @@ def matches_any_gold(rec: EpisodeRecord) -> bool:
     """Whether the record's answer rows execution-match the gold rows or any alternative's.
 
     An alternative is ``{"rows": [[...], ...], "ordered": bool}``; ``None`` answer rows never
-    match (as in :func:`~clarisql.rewards.match.execution_match`).
+    match (as in :func:`~clarisql.rewards.match.execution_match`). The rounding the task
+    states (``rec.gold_round_digits``) applies to every reading; ``None``: the default rule.
     """
-    if execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered):
+    kw = {} if rec.gold_round_digits is None else {"round_digits": rec.gold_round_digits}
+    if execution_match(rec.answer_rows, rec.gold_rows, ordered=rec.gold_ordered, **kw):
         return True
     return any(
-        execution_match(rec.answer_rows, alt.get("rows"), ordered=bool(alt.get("ordered")))
+        execution_match(rec.answer_rows, alt.get("rows"), ordered=bool(alt.get("ordered")), **kw)
         for alt in rec.gold_alternatives
     )
 

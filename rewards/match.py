@@ -11,6 +11,13 @@ Contract of :func:`execution_match` (Pass@1), strict but fair:
 - Rounding: a number written with ``d >= round_digits`` decimals (default 2, the tolerance a
   task states as "to two decimals") matches the other side's value rounded to ``d`` decimals
   (``ROUND(AVG(x), 2)`` = 2.67 passes for a gold of 2.6667; 2.7 or 3 do not).
+- Per-task tolerance: a task states the rounding it accepts (``metadata["round_digits"]``,
+  written by ``clarisql synth`` from the gold's own precision, :func:`stated_round_digits`):
+  ``2`` for a computed number (an average, a ratio: many decimals), ``0`` (exact, rounding
+  off) when every number of the gold is a stored value of few decimals, so ``40.71`` does not
+  pass for a stored ``40.7128``. The episode record carries it
+  (``EpisodeRecord.gold_round_digits``); a record without it (older runs, tasks that state
+  none) is scored by the default rule above.
 Saved runs keep both row lists, so ``clarisql rescore`` applies the rule to old runs.
 """
 
@@ -28,6 +35,8 @@ REL_TOL = 1e-6
 ABS_TOL = 1e-9
 #: a float written with at least this many decimals may be the other value rounded to them
 ROUND_DIGITS = 2
+#: a float with more decimals than this is a computed value, not a stored one
+STORED_DECIMALS = 4
 #: column permutations tried at most per comparison (beyond, only the given order counts)
 MAX_PERMUTATIONS = 720
 #: rows up to which an unordered comparison that fails after sorting is tried row by row
@@ -242,6 +251,17 @@ def _rows_match(
         else:
             return False
     return True
+
+
+def stated_round_digits(gold: Sequence[Sequence[Any]] | None) -> int:
+    """The rounding a task with this gold answer accepts (its own precision): ``ROUND_DIGITS``
+    when some number has more than :data:`STORED_DECIMALS` decimals (computed), else ``0``
+    (numbers compare exactly, within ``rel_tol``)."""
+    for row in gold or ():
+        for v in row:
+            if isinstance(v, float) and math.isfinite(v) and _decimals(v) > STORED_DECIMALS:
+                return ROUND_DIGITS
+    return 0
 
 
 def state_match(final_digest: str | None, gold_digest: str | None) -> bool:

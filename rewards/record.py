@@ -85,6 +85,8 @@ class EpisodeRecord:
     gold_alternatives: list[dict[str, Any]] = field(default_factory=list)
     labels_gold: int | None = None
     labels_found: int | None = None
+    #: the rounding the task states it accepts (``rewards.match``); ``None``: the default rule
+    gold_round_digits: int | None = None
 
     @property
     def abstained(self) -> bool:
@@ -118,6 +120,8 @@ class EpisodeRecord:
         d["turns"] = [t.to_dict() for t in self.turns]
         if not self.gold_alternatives:
             del d["gold_alternatives"]
+        if self.gold_round_digits is None:
+            del d["gold_round_digits"]
         return d
 
     @classmethod

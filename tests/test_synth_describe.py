@@ -64,3 +64,41 @@ def test_synth_describe_and_audit_cli(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "order value in euros" in str(obs)
     assert main([*args, "--audit", "0"]) == 2
     assert "--audit must be at least 1" in capsys.readouterr().err
+
+
+def test_codebooks_found_beside_the_source(tmp_path: Path) -> None:
+    from clarisql.envs.synth.describe import dictionary_files, found_descriptions
+
+    folder = write_lake(tmp_path / "csv", seed=1)
+    (folder / "codebook.csv").write_text(
+        "variable,description\namount,order value in euros\nsegment,market segment\n"
+    )
+    (folder / "README.md").write_text(
+        "# Sales data\n\nInstall nothing.\n\n| Column | Meaning |\n|---|---|\n"
+        "| region | sales territory |\n\n- `quantity`: units ordered\n- Install: not a column\n"
+    )
+    found, used = found_descriptions([folder])
+    assert found == {
+        "amount": "order value in euros",
+        "segment": "market segment",
+        "region": "sales territory",
+        "quantity": "units ordered",
+    }
+    assert [p.name for p in used] == ["README.md", "codebook.csv"]
+    # beside a database file: only files named for it or as a dictionary
+    db = tmp_path / "db" / "shop.sqlite"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    (db.parent / "shop.yaml").write_text("orders:\n  qty: units ordered\n")
+    (db.parent / "notes.md").write_text("- `qty`: not a dictionary file\n")
+    (db.parent / "other.csv").write_text("column,description\nqty,x\n")
+    assert [p.name for p in dictionary_files([db])] == ["shop.yaml"]
+    out = tmp_path / "out"
+    assert main(["synth", str(folder), "--out", str(out), "--tasks", "40"]) == 0
+    # the codebook is no table, and its words reach the questions and the agent's schema
+    from clarisql.envs.synth.profile import profile_lake
+
+    assert "codebook" not in {t.name for t in profile_lake(out / "lake.sqlite").tables}
+    assert "order value in euros" in (out / "lake.description.md").read_text()
+    text = (out / "tasks.jsonl").read_text()
+    assert any(w in text for w in ("order value in euros", "units ordered", "sales territory"))

@@ -91,6 +91,10 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "typo-with-unique-nearest-value": 1,
         "raw-column-token": 1,
         "listed-answer-without-identifier": 1,
+        "helper-table-subject": 0,  # planted in test_synth_helper_tables.py
+        "list-column-as-category": 0,  # planted in test_synth_roles_review.py
+        "write-row-not-identified": 0,  # these two: test_synth_write_review.py
+        "which-table-given-away": 0,
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet
@@ -105,3 +109,7 @@ def test_a_synthesized_suite_has_none_of_the_generators_flaws(tmp_path: Path) ->
     owned = [f for f in FLAWS if f != "typo-with-unique-nearest-value"]  # (the clarify layer's)
     assert {f: report.total(f) for f in owned} == dict.fromkeys(owned, 0), report.examples
     assert sum(report.tasks.values()) == len(tasks) == 80
+    # every answerable read task states the rounding it accepts, from its gold's precision
+    reads = [t for t in tasks if t.answerable and not t.writable and t.gold_sql]
+    assert reads and all(t.metadata.get("round_digits") in (0, 2) for t in reads)
+    assert {t.metadata["round_digits"] for t in reads} == {0, 2}

@@ -354,7 +354,9 @@ def test_underspecified_reads_need_clarifying(suite: Suite) -> None:
             if u.label.kind in ("Error", "Unmatch"):
                 assert u.label.content.casefold() in t.utterance.casefold(), t.id
                 assert u.label.content != u.value
-    assert checked > 0
+    # EntertainmentAgency's only scope columns with enough rows were its calendar tables, which
+    # are never asked about (helper tables); its clarify tasks there are intent tasks
+    assert checked > 0 or suite.db.stem == "EntertainmentAgency"
     # one column, one kind of label: a misspelled scope value is FROM Error, a name is not-exist
     assert not [k for k, v in kinds_of.items() if {"Error", "not-exist"} <= v]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.names import split_name
 from clarisql.envs.synth.phrasing import JOIN_LIST, pick, plural, singular
 from clarisql.envs.synth.templates import (
@@ -139,7 +140,7 @@ def _j_count(cx: DraftContext, j: JoinPair, fk, key, small) -> Draft | None:
 
 def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | None:
     d, m = cx.pick(small), cx.pick(rl.measures)
-    agg = cx.pick(("avg", "sum", "max", "min"))
+    agg = cx.pick(agg_names(m))
     nc, ph, nf = cx.narrow(rl, ())
     sel = (
         Sel(d.ref(), f"{agg.upper()}({num(m)})")
@@ -332,7 +333,7 @@ def _narrow_union(
 
 def _u_agg(cx: DraftContext, u: UnionPair, dims, meas) -> Draft | None:
     d, m = cx.pick(dims), cx.pick(meas)
-    agg = cx.pick(("avg", "sum", "max", "min"))
+    agg = cx.pick(agg_names(m[0]))
     na, nb, ph, nf = _narrow_union(cx, u, dims, d)
     a = (
         Sel(f"{d[0].ref()} AS grp", f"{num(m[0])} AS val")

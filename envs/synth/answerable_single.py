@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.phrasing import (
     ABOVE,
     AGGREGATE,
@@ -164,12 +165,13 @@ def _filter(cx: DraftContext, d: ColumnProfile, v: Any) -> str:
     return pick(FILTER, cx.rng, col=human(d.name), v=quote(v))
 
 
-def _agg(cx: DraftContext) -> str:
-    return cx.pick(("avg", "sum", "max", "min"))
+def _agg(cx: DraftContext, m: ColumnProfile) -> str:
+    return cx.pick(agg_names(m))
 
 
 def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
-    d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
+    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    agg = _agg(cx, m)
     v = cx.value(d)
     sel = Sel(f"{agg.upper()}({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m))
     q = pick(AGGREGATE, cx.rng, ask=_ask(agg, m), subj=f"the {_rows(r)}", f=_filter(cx, d, v))
@@ -188,7 +190,8 @@ def _agg_eq(cx: DraftContext, r: Roles) -> Draft | None:
 
 
 def _agg_group(cx: DraftContext, r: Roles) -> Draft | None:
-    d, m, agg = cx.pick(r.dims), cx.pick(r.measures), _agg(cx)
+    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    agg = _agg(cx, m)
     nc, ph, nf = cx.narrow(r, (d.name,))
     sel = (
         Sel(d.ref(), f"{agg.upper()}({num(m)})")
@@ -330,8 +333,16 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
 
 
+#: a per-group "highest" needs a measure that rarely ties (a rental duration of 3..7 days would
+#: list a third of the table as "all ties")
+MIN_RANK_DISTINCT = 20
+
+
 def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
-    d, m = cx.pick(r.dims), cx.pick(r.measures)
+    fine = [m for m in r.measures if m.distinct >= MIN_RANK_DISTINCT]
+    if not fine:
+        return None
+    d, m = cx.pick(r.dims), cx.pick(fine)
     nc, ph, nf = cx.narrow(r, (d.name,))
     inner = (
         Sel(

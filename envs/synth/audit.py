@@ -9,7 +9,8 @@ Contract
     key, containing >= 80 % of the values) gives a different answer;
   - ``aggregate-over-non-measure``: SUM/AVG/MAX/MIN over a column whose role
     (:func:`~.column_roles.column_role`) is an identifier, code, coordinate, clock time, flag or
-    rank, or SUM/AVG over a date part;
+    rank, SUM/AVG over a date part, or SUM over an intensive measure (a rate, price, share:
+    :func:`~.column_roles.summable`);
   - ``group-by-aggregated-column``: a column both grouped by and aggregated in one SELECT;
   - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
     column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given);
@@ -19,7 +20,18 @@ Contract
   - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
     a name that cannot be put in words (``G``) outside quotes;
   - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
-    says which row it is (an identifier, code, name or the group key).
+    says which row it is (an identifier, code, name or the group key);
+  - ``list-column-as-category``: a column of joined items (``Trailers,Behind the Scenes``,
+    role ``list``) grouped by or compared with ``=`` as if each value were one category;
+  - ``write-row-not-identified``: a well-specified update or delete (or one whose only label is
+    a misspelled name) that picks its rows by a column not unique on the data (``WHERE
+    birth_city = 'Big River'`` changes every person born there);
+  - ``which-table-given-away``: a "which table?" insert (a ``Missing`` label on ``table``) that
+    states a value found only in the gold table of its family, or a number/date inside that
+    table's range and outside every other's (:func:`~.layers.writes.reveals_table`);
+  - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
+    is about a helper table (a calendar or number sequence,
+    :func:`~.discover.helper_tables`; the lake's ``helpers``).
 - The checks parse the gold with sqlglot and run statements through the
   :class:`~.verify.Verifier` (the same sandbox and step budget), so the audit is deterministic.
 - :func:`review_sheet` picks a stratified sample (the same number per category, seeded) with
@@ -39,7 +51,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.column_roles import column_role, summable
 from clarisql.envs.synth.discover import name_similarity
 from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
@@ -54,6 +66,10 @@ FLAWS = (
     "typo-with-unique-nearest-value",
     "raw-column-token",
     "listed-answer-without-identifier",
+    "list-column-as-category",
+    "write-row-not-identified",
+    "which-table-given-away",
+    "helper-table-subject",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -211,6 +227,63 @@ class Auditor:
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
+        self._helpers(task, report)
+        if task.writable:
+            self._writes(task, report)
+
+    def _writes(self, task: Task, report: AuditReport) -> None:
+        from clarisql.envs.synth.layers.common import families
+        from clarisql.envs.synth.layers.writes import reveals_table
+
+        labels = {u.label.kind for u in task.underspecs}
+        for act in task.gold_actions:
+            tree = _parse(act)
+            if isinstance(tree, (exp.Update, exp.Delete)) and labels <= {"not-exist"}:
+                where = tree.args.get("where")
+                table = tree.this if isinstance(tree, exp.Update) else tree.this
+                tname = table.name if isinstance(table, exp.Table) else ""
+                cols = [
+                    self.schema.resolve(e.this, [tname], {})
+                    for e in (where.find_all(exp.EQ) if where else ())
+                    if isinstance(e.this, exp.Column)
+                ]
+                if not any(c is not None and self.unique(c) for c in cols):
+                    report.add("write-row-not-identified", task, act[:80])
+            if isinstance(tree, exp.Insert) and any(
+                u.label.kind == "Missing" and u.label.slot == "table" for u in task.underspecs
+            ):
+                schema = tree.this
+                gold_t = schema.this.name if isinstance(schema, exp.Schema) else ""
+                names = (
+                    [c.name for c in schema.expressions] if isinstance(schema, exp.Schema) else []
+                )
+                values = tree.expression.expressions[0].expressions if tree.expression else []
+                fam = next((f for f in families(self.lake) if gold_t in f), [])
+                others = [t for t in fam if t != gold_t]
+                for col, val in zip(names, values, strict=False):
+                    x = val.to_py() if isinstance(val, exp.Literal) else None
+                    if others and reveals_table(self.v, gold_t, others, col, x):
+                        report.add("which-table-given-away", task, f"{col} = {x!r}")
+                        break
+
+    def _helpers(self, task: Task, report: AuditReport) -> None:
+        helpers = {t.name.casefold() for t in self.lake.helpers}
+        if not helpers:
+            return
+        meta = task.metadata
+        named = [t for t in meta.get("tables", []) if isinstance(t, str)]
+        for ref in [*meta.get("columns", []), meta.get("resembles")]:
+            if isinstance(ref, str) and "." in ref:
+                named.append(ref.rpartition(".")[0])
+        sqls = [task.gold_sql, meta.get("naive_sql"), *task.gold_actions]
+        sqls += [a for a in meta.get("naive_actions", []) if isinstance(a, str)]
+        for sql in sqls:
+            tree = _parse(sql) if isinstance(sql, str) else None
+            if tree is not None:
+                named += [t.name for t in tree.find_all(exp.Table)]
+        hit = sorted({n for n in named if n.casefold() in helpers})
+        if hit:
+            report.add("helper-table-subject", task, ", ".join(hit))
 
     def _joins(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         names, aliases = _tables(tree)
@@ -274,7 +347,9 @@ class Auditor:
                     continue
                 aggregated.add((c.table, c.name))
                 role = self.schema.role(c)
-                if role in _NEVER_AGG or (role == "date" and isinstance(agg, (exp.Sum, exp.Avg))):
+                if isinstance(agg, exp.Sum) and role == "measure" and not summable(c):
+                    report.add("aggregate-over-non-measure", task, f"SUM({c.name}) of a rate")
+                elif role in _NEVER_AGG or (role == "date" and isinstance(agg, (exp.Sum, exp.Avg))):
                     report.add(
                         "aggregate-over-non-measure",
                         task,
@@ -287,6 +362,16 @@ class Auditor:
                     c = self.schema.resolve(g, names, aliases)
                     if c is not None and (c.table, c.name) in aggregated:
                         report.add("group-by-aggregated-column", task, f"GROUP BY {c.name}")
+                    if c is not None and self.schema.role(c) == "list":
+                        report.add("list-column-as-category", task, f"GROUP BY {c.name}")
+            for eq in sel.find_all(exp.EQ):
+                if eq.find_ancestor(exp.Select) is not sel:
+                    continue
+                col = _unwrap(eq.this)
+                if isinstance(col, exp.Column) and isinstance(_unwrap(eq.expression), exp.Literal):
+                    c = self.schema.resolve(col, names, aliases)
+                    if c is not None and self.schema.role(c) == "list":
+                        report.add("list-column-as-category", task, f"{c.name} = a value")
 
     def _listing(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         rows = self.v.rows(task.gold_sql or "")
@@ -335,7 +420,8 @@ class Auditor:
         if not isinstance(attr, str):
             return
         tables = list(self.lake.tables)
-        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str)]
+        names = {t.name for t in self.lake.tables}  # (a helper table is counted on its own)
+        asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str) and t in names]
         if task.unanswerable_kind == "column-surface" and asked:
             # TrustSQL's column-surface kind: the column exists, but in a table too far away
             # from the one asked about; only that table and its near neighbours count

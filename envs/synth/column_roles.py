@@ -13,7 +13,12 @@ Contract
 - Names alone never make a number a measure, and values alone never make a coordinate or a
   time (``latency`` is not a latitude, a temperature in -30..40 is not one either): the name
   proposes, the values confirm.
-- Only a ``measure`` is summed, averaged or ranked ("highest"); grouping is by ``category``,
+- A ``list`` is text holding several items of a small vocabulary joined by a separator
+  (``Trailers,Behind the Scenes``): neither a category to group or filter by equality nor a
+  name (:func:`_list_valued`).
+- Only a ``measure`` is summed, averaged or ranked ("highest"), and only an extensive one is
+  summed (:func:`summable`): a rate, price, percentage, ratio, score, age or a fraction in
+  0..1 is averaged or ranked, never added up ("the total rental rate of the films"); grouping is by ``category``,
   ``flag``, ``date``, ``code`` or ``name``, never by a measure (so never by the aggregated
   column). :func:`aggregatable` and :func:`groupable` say so.
 """
@@ -35,13 +40,14 @@ ROLES = (
     "flag",
     "ordinal",
     "measure",
+    "list",
     "category",
     "name",
     "text",
 )
 
 _ID_WORDS = {"id", "ids", "key", "uuid", "guid", "pk", "fk", "oid", "rowid"}
-_ID_TAIL = {"no", "nr", "num", "number"}
+_ID_TAIL = {"no", "nr", "num", "number", "nummer"}
 _CODE_WORDS = {
     "code", "codes", "cd", "zip", "zipcode", "postal", "postcode", "phone", "fax", "tel",
     "telephone", "mobile", "ssn", "isbn", "issn", "iata", "icao", "faa", "fips", "sku", "ean",
@@ -70,6 +76,14 @@ _MEASURE_WORDS = {
     "distance", "salary", "revenue", "budget", "sales", "income", "balance", "value",
     "quantity", "qty", "capacity", "height", "width", "depth", "volume", "score", "points",
 }  # fmt: skip
+#: words of an intensive measure (per unit, a level, a share): averaged, never summed
+_INTENSIVE_WORDS = {
+    "rate", "rates", "percent", "pct", "percentage", "ratio", "share", "avg",
+    "average", "mean", "median", "temperature", "temp", "score", "rating", "speed", "density",
+    "index", "age", "margin", "commission", "grade", "gpa", "elevation", "altitude", "height",
+    "per", "unit", "level",
+}  # fmt: skip
+_LIST_SEPARATORS = (",", ";", "|")
 _FLAG_VALUES = {"0", "1", "y", "n", "yes", "no", "t", "f", "true", "false"}
 _CLOCK = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\s*([ap]\.?m\.?)?$", re.I)
 _FIXED_CODE = re.compile(r"^[A-Z0-9][A-Z0-9.\-/]*$")
@@ -148,10 +162,16 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
         return "code"
     if numeric and not words & _MEASURE_WORDS and _fixed_digits(c, present_rows(c)):
         return "code"
+    if not words & _MEASURE_WORDS and _sparse_labels(c):
+        return "code"
     if c.kind == "integer" and numeric and _in_range(c, 1800, 2100) and c.distinct <= 250:
         return "date"  # every value a plausible year
+    if c.kind == "integer" and _mostly_years(c):
+        return "date"  # nearly every value a year (a few ancient or odd ones)
     if numeric:
         return "measure" if c.distinct >= 3 else "category"
+    if c.kind == "text" and _list_valued(texts):
+        return "list"
     if c.unique and c.kind == "text":
         return "identifier" if _fixed_code(c, texts) else "name"
     present = present_rows(c)
@@ -160,6 +180,52 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
     if c.kind == "text" and texts and sum(len(t) for t in texts) <= 40 * len(texts):
         return "name"
     return "text"
+
+
+def _sparse_labels(c: ColumnProfile) -> bool:
+    """Integers of one width (>= 4 digits), repeated by some rows, spread thinly (the range is
+    >= 100 times the number of values) and rarely round (advisor numbers 1121, 2192, 7134...;
+    phone extensions): labels written in digits, not amounts (amounts of one width are mostly
+    round: salaries 30000, 45500)."""
+    if c.kind != "integer" or not isinstance(c.min, int) or not isinstance(c.max, int):
+        return False
+    nums = [int(x) for x in _numbers(c)]
+    if len(nums) < 5 or c.distinct >= present_rows(c) or c.max - c.min < 100 * c.distinct:
+        return False
+    widths = {len(str(abs(x))) for x in nums}
+    round_ = sum(x % 10 == 0 for x in nums)
+    return len(widths) == 1 and min(widths) >= 4 and round_ < 0.5 * len(nums)
+
+
+def _mostly_years(c: ColumnProfile) -> bool:
+    """At least 90 % of the sampled values are years (1000..2100) and at most 300 distinct."""
+    nums = _numbers(c)
+    if len(nums) < 5 or c.distinct > 300:
+        return False
+    years = sum(1000 <= x <= 2100 and float(x).is_integer() for x in nums)
+    return years >= 0.9 * len(nums)
+
+
+def _list_valued(texts: list[str]) -> bool:
+    """Several items joined by one separator, the items a small vocabulary that recombines
+    (``Trailers,Deleted Scenes``, ``Commentaries,Trailers``): most values hold the separator,
+    every item recurs in another value, and there are few distinct items."""
+    if len(texts) < 5:
+        return False
+    for sep in _LIST_SEPARATORS:
+        joined = [t for t in texts if sep in t]
+        if len(joined) < 0.4 * len(texts):
+            continue
+        items = [[p.strip().casefold() for p in t.split(sep)] for t in texts]
+        if any(not p or len(p) > 40 for ps in items for p in ps):
+            continue
+        vocab: dict[str, int] = {}
+        for ps in items:
+            for p in set(ps):
+                vocab[p] = vocab.get(p, 0) + 1
+        if len(vocab) <= max(3, len(texts) // 2) and all(n >= 2 for n in vocab.values()):
+            return True
+    return False
 
 
 def _fixed_code(c: ColumnProfile, texts: list[str]) -> bool:
@@ -189,6 +255,21 @@ def aggregatable(c: ColumnProfile, join_key: bool = False) -> bool:
     return column_role(c, join_key) == "measure"
 
 
+def summable(c: ColumnProfile, join_key: bool = False) -> bool:
+    """Whether SUM of the column means anything: an extensive measure (an amount, a count, a
+    duration), not a rate, price, percentage, ratio, score, age or a fraction in 0..1."""
+    if not aggregatable(c, join_key) or set(name_words(c.name)) & _INTENSIVE_WORDS:
+        return False
+    lo, hi = c.min, c.max
+    fraction = c.kind == "real" and isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+    return not (fraction and 0 <= lo and hi <= 1)
+
+
+def agg_names(m: ColumnProfile, join_key: bool = False) -> tuple[str, ...]:
+    """The aggregates that mean something for measure ``m``: SUM only when it adds up."""
+    return ("avg", "sum", "max", "min") if summable(m, join_key) else ("avg", "max", "min")
+
+
 def groupable(c: ColumnProfile, join_key: bool = False) -> bool:
     """Whether grouping by the column makes groups a user would ask about."""
     return column_role(c, join_key) in ("category", "flag", "date", "code", "name", "ordinal")
@@ -199,4 +280,13 @@ def describe_role(role: str) -> str:
     return {"time": "clock time"}.get(role, role)
 
 
-__all__ = ["ROLES", "aggregatable", "column_role", "describe_role", "groupable", "name_words"]
+__all__ = [
+    "ROLES",
+    "agg_names",
+    "aggregatable",
+    "column_role",
+    "describe_role",
+    "groupable",
+    "name_words",
+    "summable",
+]

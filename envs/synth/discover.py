@@ -23,6 +23,16 @@ Contract
   over at least 80 % of both schemas; score ``10 * (0.6 schema overlap + 0.4 value overlap)``,
   value overlap being the mean Jaccard similarity of the mapped text columns' samples (1 when
   none is text).
+- Helper tables (:func:`helper_tables`) leave ``tables`` for ``helpers`` before any pair is
+  sought: a calendar (consecutive days, weeks or months with columns derived from them: dates,
+  date parts, month flags, "January 2017" labels) or a table of consecutive numbers only, that
+  no declared foreign key links to the data. Told by structure and values, never by name;
+  nothing is asked about them, nor are they the subject of a task.
+- References told by values (:func:`value_references`): an integer column whose values are a
+  sparse set (spread over at least three times as many numbers as it holds, >= 10 of them) all
+  found in another table's unique integer key (a country's capital, a city id) is marked as a
+  key part, so its role is ``identifier`` whatever its name says (``hauptstadt`` is no amount to
+  average): a name in another language or a cryptic one does not make a reference a measure.
 - :class:`DiscoveryStats` says which path ran, how many candidates LSH proposed and the time.
 """
 
@@ -31,6 +41,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, replace
+from datetime import date
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -343,15 +354,200 @@ def discover(
     """``lake`` with its joinable and unionable pairs (offline scores)."""
     stats = stats if stats is not None else DiscoveryStats()
     t0 = time.perf_counter()
+    helpers = set(helper_tables(lake))
+    if helpers and len(helpers) < len(lake.tables):
+        lake = replace(
+            lake,
+            tables=tuple(t for t in lake.tables if t.name not in helpers),
+            helpers=lake.helpers + tuple(t for t in lake.tables if t.name in helpers),
+        )
+    refs = set(value_references(lake))
+    if refs:
+        lake = replace(
+            lake,
+            tables=tuple(
+                replace(
+                    t,
+                    columns=tuple(
+                        replace(c, key_part=True) if (t.name, c.name) in refs else c
+                        for c in t.columns
+                    ),
+                )
+                for t in lake.tables
+            ),
+        )
     joins = find_joins(lake, exact_limit=exact_limit, stats=stats)
     unions = find_unions(lake)
     stats.seconds = time.perf_counter() - t0
     return replace(lake, joins=tuple(joins), unions=tuple(unions))
 
 
+_STEP_DAYS = (1, 7)
+
+
+def _progression(conn: apsw.Connection, c: ColumnProfile) -> bool:
+    """Whether ``c`` counts through a sequence with no gap: consecutive integers, or dates a day,
+    a week or a month apart (every row one step, no repeat, no missing value)."""
+    if not c.unique or c.rows < 5:
+        return False
+    t, q = quote_ident(c.table), quote_ident(c.name)
+    if c.kind == "integer":
+        return isinstance(c.min, int) and isinstance(c.max, int) and c.max - c.min == c.rows - 1
+    if c.kind != "date":
+        return False
+    row = conn.execute(
+        f"SELECT MIN(julianday({q})), MAX(julianday({q})), COUNT(julianday({q})), "
+        f"COUNT(DISTINCT strftime('%Y-%m', {q})), COUNT(DISTINCT strftime('%d', {q})), "
+        f"MIN(strftime('%Y', {q}) * 12 + strftime('%m', {q})), "
+        f"MAX(strftime('%Y', {q}) * 12 + strftime('%m', {q})) FROM {t}"
+    ).fetchone()
+    lo, hi, n, months, days, m_lo, m_hi = row
+    if lo is None or n != c.rows:
+        return False
+    if any(abs((hi - lo) - step * (n - 1)) < 1e-6 for step in _STEP_DAYS):
+        return True
+    return months == n and days == 1 and m_hi - m_lo == n - 1
+
+
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+                "september", "october", "november", "december")  # fmt: skip
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MAX_HELPER_ROWS = 50_000
+
+
+def _day(v: object) -> date | None:
+    try:
+        return date.fromisoformat(str(v)[:10])
+    except ValueError:
+        return None
+
+
+def _parts(d: date) -> set[object]:
+    """What a calendar derives from one day: its date parts as numbers and words."""
+    month, wd = _MONTH_NAMES[d.month - 1], _DAY_NAMES[d.weekday()]
+    return {
+        d.year, d.month, d.day, d.isoweekday(), d.weekday(), (d.month - 1) // 3 + 1,
+        d.isocalendar()[1], d.timetuple().tm_yday, int(d.strftime("%W")),
+        month, month[:3], wd, wd[:3], str(d.year),
+    }  # fmt: skip
+
+
+def _derived(c: ColumnProfile, values: list[object], days: list[date | None]) -> bool:
+    """Whether a calendar derives column ``c`` from its days: a date, a clock time or a flag
+    (``January`` 0/1) by role, or on every row a part of that row's day (the year, the month
+    number, the weekday) or a label holding one (``January 2017``, ``Mon``)."""
+    from clarisql.envs.synth.column_roles import column_role
+
+    if column_role(c) in ("date", "time", "flag"):
+        return True
+    for v, d in zip(values, days, strict=True):
+        if v is None:
+            continue
+        if d is None:
+            return False
+        parts = _parts(d)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if v not in parts:
+                return False
+        elif not set(re.findall(r"\w+", str(v).casefold())) & {str(p) for p in parts}:
+            return False
+    return True
+
+
+def _calendar(
+    conn: apsw.Connection, t: TableProfile, day: ColumnProfile, rest: list[ColumnProfile]
+) -> bool:
+    """Whether every column of ``rest`` is derived from the days in ``day`` (row by row)."""
+    cols = ", ".join(quote_ident(c.name) for c in [day, *rest])
+    rows = conn.execute(f"SELECT {cols} FROM {quote_ident(t.name)}").fetchall()
+    days = [_day(r[0]) for r in rows]
+    return all(_derived(c, [r[i] for r in rows], days) for i, c in enumerate(rest, 1))
+
+
+def value_references(lake: LakeProfile) -> list[tuple[str, str]]:
+    """``(table, column)`` of the integer columns that refer to another table's unique integer
+    key by their values (see the module docstring)."""
+    cands = [
+        c
+        for t in lake.tables
+        for c in t.columns
+        if c.kind == "integer"
+        and not c.unique
+        and not c.key_part
+        and not c.needs_cast
+        and c.distinct >= 10
+        and isinstance(c.min, int)
+        and isinstance(c.max, int)
+        and c.max - c.min + 1 >= 3 * c.distinct
+    ]
+    keys = [
+        c
+        for t in lake.tables
+        for c in t.columns
+        if c.kind == "integer" and c.unique and not c.needs_cast and c.rows >= 10
+    ]
+    if not cands or not keys:
+        return []
+    conn = apsw.Connection(
+        f"file:{Path(lake.db_path)}?mode=ro",
+        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+    )
+    try:
+        key_values = {(k.table, k.name): _values(conn, k) for k in keys}
+        out = []
+        for c in cands:
+            vals = _values(conn, c)
+            for k in keys:
+                kv = key_values[(k.table, k.name)]
+                if k.table != c.table and len(kv) >= len(vals) and vals <= kv:
+                    out.append((c.table, c.name))
+                    break
+        return out
+    finally:
+        conn.close()
+
+
+def helper_tables(lake: LakeProfile) -> list[str]:
+    """The lake's helper tables (see the module docstring): calendars and number sequences.
+
+    A table is one when no declared foreign key leads from or to it, and either it counts days,
+    weeks or months without a gap (a date column, :func:`_progression`) and every other column
+    is derived from the dates (:func:`_derived`) or counts too, or every column of it is a run of
+    consecutive integers (``1, 2, ..., 60``). A data table always has some column that is
+    neither: an amount, a name, a category, a key into another table.
+    """
+    conn = apsw.Connection(
+        f"file:{Path(lake.db_path)}?mode=ro",
+        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+    )
+    try:
+        linked = set()
+        for t in lake.tables:
+            for r in conn.execute(f"PRAGMA foreign_key_list({quote_ident(t.name)})"):
+                linked |= {t.name, r[2]}
+        out = []
+        for t in lake.tables:
+            if t.name in linked or t.rows < 5 or not t.columns:
+                continue
+            counts = {c.name for c in t.columns if _progression(conn, c)}
+            if not counts:
+                continue
+            rest = [c for c in t.columns if c.name not in counts]
+            dated = [t.column(n) for n in counts if t.column(n).kind == "date"]
+            if not rest and not dated:
+                out.append(t.name)  # consecutive numbers and nothing else
+            elif dated and t.rows <= MAX_HELPER_ROWS and _calendar(conn, t, dated[0], rest):
+                out.append(t.name)
+        return out
+    finally:
+        conn.close()
+
+
 __all__ = [
     "DiscoveryStats",
     "discover",
+    "helper_tables",
+    "value_references",
     "index_lake",
     "find_joins",
     "find_unions",

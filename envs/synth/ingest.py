@@ -280,7 +280,14 @@ def _copy_sqlite(path: Path, target: Path, first: bool, taken: set[str]) -> None
 
 
 def _csv_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in CSV_SUFFIXES)
+    """The folder's CSV files, less the data dictionaries (read by ``describe``, not tables)."""
+    from clarisql.envs.synth.describe import is_dictionary_csv
+
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix.lower() in CSV_SUFFIXES and not is_dictionary_csv(p)
+    )
 
 
 def ingest(sources: Sequence[str | Path], out_dir: str | Path) -> Path:

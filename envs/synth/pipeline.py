@@ -49,9 +49,10 @@ from clarisql.envs.synth.config import (
     SynthConfig,
     SynthResult,
 )
-from clarisql.envs.synth.describe import dictionary_text, load_descriptions
+from clarisql.envs.synth.describe import dictionary_text, found_descriptions, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
 from clarisql.envs.synth.ingest import ingest
+from clarisql.envs.synth.layers.common import state_tolerances
 from clarisql.envs.synth.layers.freetext import freetext_tasks
 from clarisql.envs.synth.layers.twins import twin_tasks
 from clarisql.envs.synth.llm import LLMError
@@ -163,7 +164,10 @@ def _round_robin(*lists: list[Task]) -> list[Task]:
 
 def synthesize(config: SynthConfig) -> SynthResult:
     """Run the pipeline (see the module docstring); writes into ``config.out``."""
-    described = load_descriptions(config.describe) if config.describe else {}
+    # a data dictionary found beside the sources, then --describe FILE over it
+    described, _ = found_descriptions(config.sources)
+    if config.describe:
+        described.update(load_descriptions(config.describe))
     set_descriptions(described)
     try:
         return _synthesize(config, described)
@@ -243,6 +247,7 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         tasks, made, shortfalls = _assemble(
             config, lake, v, drafts, wanted, timings, more, runs, reviewer
         )
+        state_tolerances(tasks, v)  # each read task states the rounding it accepts
     except LLMError as e:
         raise _llm_failed(e, client) from None
     finally:

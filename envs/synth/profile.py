@@ -58,6 +58,8 @@ def present_sql(col: ColumnProfile, expr: str | None = None) -> str:
     """SQL that is true where ``col`` (or ``expr``) holds a present (non-missing) value."""
     e = expr or col.ref()
     if col.kind in ("integer", "real") and not col.needs_cast:
+        if col.missing > 0:  # a REAL column may still hold '' or 'NA' as text: not a number
+            return f"{e} IS NOT NULL AND typeof({e}) IN ('integer', 'real')"
         return f"{e} IS NOT NULL"
     markers = ", ".join("'" + m.replace("'", "''") + "'" for m in MISSING_MARKERS)
     return f"{e} IS NOT NULL AND UPPER(TRIM({e})) NOT IN ({markers})"

@@ -95,6 +95,7 @@ def roles(t: TableProfile, lake: LakeProfile) -> Roles:
             r.dims.append(c)
         if (
             c.kind == "text"
+            and not c.free_text  # a paragraph names no row ("whose description is 'A ...'")
             and c.distinct >= max(10, present // 2)
             and not c.name.isdigit()
             and role in ("name", "identifier", "code", "text")

@@ -129,6 +129,9 @@ class LakeProfile:
     tables: tuple[TableProfile, ...]
     joins: tuple[JoinPair, ...] = ()
     unions: tuple[UnionPair, ...] = ()
+    #: helper tables (calendars, number sequences) left out of ``tables``: nothing is asked
+    #: about them (:func:`clarisql.envs.synth.discover.helper_tables`)
+    helpers: tuple[TableProfile, ...] = ()
 
     def table(self, name: str) -> TableProfile:
         """The profile of table ``name``; ``KeyError`` if the lake has none."""

@@ -38,7 +38,7 @@ import random
 import re
 from typing import Any
 
-from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.layers.common import (
     AGG_WORDS,
     Made,
@@ -523,7 +523,7 @@ class _UnansGen:
         ms, ds = measures(t), scopes(t)
         if ms and ds and rng.random() < 0.6:
             m, d = rng.choice(ms), rng.choice(ds)  # a scope column has >= 2 values (profile)
-            agg = rng.choice(("avg", "sum", "max"))
+            agg = rng.choice([a for a in agg_names(m) if a != "min"])  # no total of a rate
             text = rng.choice(_NONSQL_MEASURE).format(
                 agg=AGG_WORDS[agg], m=human(m.name), d=human(d.name)
             )

@@ -18,6 +18,25 @@ underspecified requests the detail the user keeps until asked). Checks (with
 final-state digest; on underspecified requests the naive list's digest differs from the gold's.
 Columns holding numbers or dates as text (``needs_cast``) are never written, so the stored type of
 a new value is not a guess.
+
+What a reviewer would reject is not made:
+- a row is named by its key or by a **natural key** (:func:`natural_keys`: a name or title
+  column unique on the data), never by a column that does not identify it (a birthplace, a
+  city, a category: ``UPDATE ... WHERE birth_city = 'Big River'`` changes every person born
+  there);
+- a misspelled name that only one value is near (within two edits, or one completion of a
+  prefix) is not asked: exploring the values resolves it;
+- a deleted row is one no other row refers to (declared foreign keys and discovered joins), so
+  deleting it leaves no orphans;
+- a new number stays near the old one (half to one and a half times it, within the column's
+  range): no country of a billion people;
+- a new row never copies a row's unique name (a second "Serang"), states no missing value and
+  no value the database sets itself (``last_update``), copies no other unique value (an
+  e-mail, a phone number: left out), and holds at least two values besides
+  its key (not "a new playlist: ID 19, name Music", a copy of a name); the "which table?"
+  insert states no value that tells the table (:func:`reveals_table`: a value found in the
+  gold table only, or a number/date inside the gold table's range and outside every other's;
+  keys get a value new to the whole family, other revealing values are left out).
 """
 
 from __future__ import annotations
@@ -26,10 +45,11 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
+from clarisql.envs.synth.column_roles import column_role, name_words
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
     Made,
-    entities,
     families,
     fill,
     human,
@@ -44,7 +64,7 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
-from clarisql.envs.synth.profile import present_sql
+from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -73,12 +93,19 @@ _SWAP = (
     "The {c} values of the {rows} with {k} {a} and {b} were entered the wrong way round; swap them.",
     "Please exchange the {c} of {rows} {a} and {b} ({k}).",
 )
-_SCOPE_PRE = ("For the {slot} I'm handling, ", "In the one {slot} I manage, ")
+# a scope one has in mind, not one "managed" (nobody manages a film rating)
+_SCOPE_PRE = ("For the {slot} I have in mind, ", "Within the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
+
+
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
 
 
 def _row(t: str) -> str:
     h = human(t)
+    head, _, last = h.rpartition(" ")
+    if last in _IRREGULAR:
+        return f"{head} {_IRREGULAR[last]}".strip()
     return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
 
 
@@ -88,6 +115,92 @@ def _q(v: Any) -> str:
 
 def _writable(c: ColumnProfile) -> bool:
     return not c.needs_cast
+
+
+#: words of a column that says where or what kind a row is, not which one it is
+_NOT_NAMING = {
+    "city", "town", "place", "country", "state", "region", "province", "county", "district",
+    "birthplace", "born", "birth", "hometown", "address", "street", "location", "nationality",
+    "citizenship", "type", "kind", "category", "genre", "status", "gender", "sex", "color",
+    "colour", "language", "department", "team", "school", "college", "club",
+}  # fmt: skip
+#: what a person is, not a unit someone handles: never "the one birth city I manage"
+_PERSONAL = {
+    "birth", "born", "birthplace", "hometown", "gender", "sex", "nationality", "citizenship",
+    "death", "died", "marital", "religion", "race", "ethnicity", "blood", "age",
+}  # fmt: skip
+_NAMING = {"name", "title", "label", "username", "login", "nickname", "handle", "surname"}
+
+
+def _managed(t: TableProfile) -> list[ColumnProfile]:
+    """Scope columns someone could be handling (a region, a store), not a person's traits."""
+    return [c for c in scopes(t) if not set(name_words(c.name)) & _PERSONAL]
+
+
+def natural_keys(t: TableProfile) -> list[ColumnProfile]:
+    """The text columns that name one row each: unique on the data (every row, distinct), of a
+    name-like role, and not a place, kind or group word (``birth_city`` never names a person).
+    A column whose name says ``name``/``title`` comes first."""
+    out = [
+        c
+        for c in t.columns
+        if c.kind == "text"
+        and c.unique
+        and column_role(c) in ("name", "identifier")
+        and not set(name_words(c.name)) & _NOT_NAMING
+    ]
+    return sorted(out, key=lambda c: not set(name_words(c.name)) & _NAMING)
+
+
+def unique_nearest(surface: str, gold: str, values: list[str]) -> bool:
+    """Whether exploring the values resolves ``surface`` alone: ``gold`` is the only value
+    within two edits of it, or the only one it begins."""
+    s = surface.casefold()
+    near = [v for v in values if _edits(s, v.casefold()) <= 2]
+    starts = [v for v in values if v.casefold().startswith(s)]
+    return near == [gold] or starts == [gold]
+
+
+def _edits(a: str, b: str, cap: int = 3) -> int:
+    if abs(len(a) - len(b)) >= cap:
+        return cap
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if min(cur) >= cap:
+            return cap
+        prev = cur
+    return min(prev[-1], cap)
+
+
+def reveals_table(v: Verifier, gold_t: str, others: list[str], col: str, x: Any) -> bool:
+    """Whether the value ``x`` of column ``col`` tells that a row belongs in ``gold_t`` rather
+    than in any of ``others``: ``x`` occurs in ``gold_t`` and in none of the others, or ``x``
+    (a number or an ISO date) lies inside ``gold_t``'s range and outside each other's."""
+    if x is None:
+        return False
+    cq, lit = qi(col), sql_lit(x)
+
+    def has(t: str) -> bool:
+        got = v.rows(f"SELECT EXISTS (SELECT 1 FROM {qi(t)} WHERE {cq} = {lit})")
+        return bool(got and got[0][0])
+
+    def inside(t: str) -> bool:
+        got = v.rows(
+            f"SELECT {lit} BETWEEN MIN({cq}) AND MAX({cq}) FROM {qi(t)} WHERE {cq} IS NOT NULL"
+        )
+        return bool(got and got[0][0])
+
+    if has(gold_t) and not any(has(t) for t in others):
+        return True
+    ranged = isinstance(x, (int, float)) or (isinstance(x, str) and _day_like(x))
+    return ranged and inside(gold_t) and not any(inside(t) for t in others)
+
+
+def _day_like(x: str) -> bool:
+    return len(x) >= 7 and x[:4].isdigit() and x[4] == "-" and x[5:7].isdigit()
 
 
 class _WriteGen:
@@ -122,6 +235,11 @@ class _WriteGen:
         if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo >= hi:
             base = old if isinstance(old, (int, float)) and old else 10
             lo, hi = base * 0.5, base * 2.0
+        elif isinstance(old, (int, float)) and not isinstance(old, bool) and old > 0:
+            # near the old value (a correction, not a new order of magnitude), within the range
+            lo, hi = max(lo, old * 0.5), min(hi, old * 1.5)
+            if hi - lo < 1 and c.kind == "integer":
+                lo, hi = c.min, c.max
         for _ in range(8):
             new: Any = (
                 self.rng.randint(int(lo), int(hi))
@@ -169,11 +287,24 @@ class _WriteGen:
             return None
         return _made(text, [act], None, [], t, [k, c], "update", "simple")
 
+    def unreferenced(self, t: TableProfile) -> str:
+        """A WHERE condition: no row of another table refers to this one (declared foreign
+        keys and discovered joins into ``t``)."""
+        conds = ["1"]
+        for j in self.lake.joins:
+            pairs = [(j.left, j.right), *j.alternatives]
+            for (lt, lc), (rt, rc) in pairs:
+                if rt == t.name and lt != t.name:
+                    conds.append(
+                        f"{qi(rc)} NOT IN (SELECT {qi(lc)} FROM {qi(lt)} WHERE {qi(lc)} IS NOT NULL)"
+                    )
+        return " AND ".join(conds)
+
     def delete(self) -> Made | None:
         if not self.keyed():
             return None
         t, k = self.rng.choice(self.keyed())
-        row = self.pick_row(t, k)
+        row = self.pick_row(t, k, self.unreferenced(t))
         if row is None:
             return None
         act = f"DELETE FROM {qi(t.name)} WHERE {qi(k.name)} = {sql_lit(row[0])}"
@@ -189,14 +320,21 @@ class _WriteGen:
     def new_row(
         self, t: TableProfile, k: ColumnProfile | None
     ) -> tuple[list[ColumnProfile], list[Any]] | None:
-        """A copy of an existing row with a new key and a changed measure (non-NULL values only)."""
+        """A copy of an existing row with a new key and a changed measure (non-NULL values only);
+        ``None`` for a table whose rows have a unique name (the copy would be a second one)."""
+        if any(c.name != (k.name if k else None) for c in natural_keys(t)):
+            return None
         row = self.pick_row(t, k or t.columns[0])
         if row is None:
             return None
         cols, vals = [], []
         for c, x in zip(t.columns, row, strict=True):
-            if x is None or isinstance(x, bytes):
-                continue
+            if is_missing(x) or isinstance(x, bytes):
+                continue  # a missing value is not stated ("details ''")
+            if c.name.lower() in DEFAULT_VOLATILE_COLUMNS:
+                continue  # set by the database (last_update): no user states it
+            if c.unique and c.kind == "text" and (k is None or c.name != k.name):
+                continue  # another row's e-mail, phone or address is not this one's
             if isinstance(x, str) and len(x) > 80:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
@@ -210,8 +348,10 @@ class _WriteGen:
                 x = self.new_number(c, x)
             cols.append(c)
             vals.append(x)
-        if not cols or len(cols) > MAX_INSERT_COLUMNS:
+        if len(cols) > MAX_INSERT_COLUMNS:
             return None
+        if sum(k is None or c.name != k.name for c in cols) < 2:
+            return None  # a key and a copied name ("a new playlist Music") is a duplicate
         return cols, vals
 
     def insert(self) -> Made | None:
@@ -237,15 +377,23 @@ class _WriteGen:
     # --- underspecified --------------------------------------------------------------------------
     def update_by_name(self) -> Made | None:
         rng = self.rng
-        cands = [t for t in self.tables if entities(t) and any(_writable(m) for m in measures(t))]
+        cands = [
+            t for t in self.tables if natural_keys(t) and any(_writable(m) for m in measures(t))
+        ]
         if not cands:
             return None
         t = rng.choice(cands)
-        e = rng.choice(entities(t))
+        e = rng.choice(natural_keys(t))
         got = self.names.entity_part(t.name, e, None)
         if got is None:
             return None
         gold, surface, _ = got
+        values = self.v.rows(
+            f"SELECT DISTINCT CAST({qi(e.name)} AS TEXT) FROM {qi(t.name)} "
+            f"WHERE {qi(e.name)} IS NOT NULL LIMIT 5000"
+        )
+        if values is None or unique_nearest(surface, gold, [r[0] for r in values]):
+            return None
         m = rng.choice([m for m in measures(t) if _writable(m)])
         old = self.v.rows(
             f"SELECT MAX({qi(m.name)}) FROM {qi(t.name)} WHERE {qi(e.name)} = {sql_lit(gold)}"
@@ -266,11 +414,11 @@ class _WriteGen:
         """Every row of one scope value: ``Missing`` (which one is not said) or, for a year,
         ``Unmatch`` (a year outside the data; the literal reading takes the nearest one)."""
         rng = self.rng
-        cands = [t for t in self.tables if scopes(t) and any(_writable(m) for m in measures(t))]
+        cands = [t for t in self.tables if _managed(t) and any(_writable(m) for m in measures(t))]
         if not cands:
             return None
         t = rng.choice(cands)
-        d = rng.choice(scopes(t))
+        d = rng.choice(_managed(t))
         vals = [x for x, _ in scope_values(self.v, t.name, d)]
         if len(vals) < 2:
             return None
@@ -300,7 +448,7 @@ class _WriteGen:
         else:
             us = Underspec(Label("Missing", "", d.name), show(gold_v))
             h = human(d.name)
-            fact = f"the one handling the {h} {_q(gold_v)}, which is the {h} you mean."
+            fact = f"thinking of the {h} {_q(gold_v)}, which is the {h} you mean."
         return _made(text, gold_a, naive_a, [us], t, [d, m], op, "moderate", fact)
 
     def scope_action(
@@ -321,7 +469,7 @@ class _WriteGen:
         lim, shown = sql_lit(low[0][0]), _q(low[0][0])
         c, row, rows = human(m.name), _row(t.name), human(t.name)
         if update:
-            new = self.new_number(m, m.max)
+            new = self.new_number(m, low[0][0])  # near the rows it changes, not the maximum
             text = rng.choice(_SCOPE_UPDATE).format(
                 pre=pre, c=c, row=row, rows=rows, new=_q(new), x=shown
             )
@@ -379,7 +527,7 @@ class _WriteGen:
         fam = self.rng.choice(fams)
         gold_t = self.rng.choice(fam[:-1])
         naive_t = fam[-1]  # the last of the family (the latest, for yearly tables)
-        got = self.new_row(self.lake.table(gold_t), None)
+        got = self.hidden_row(self.lake.table(gold_t), [x for x in fam if x != gold_t])
         if got is None:
             return None
         cols, vals = got
@@ -395,6 +543,35 @@ class _WriteGen:
         return _made(
             text, gold_a, naive_a, [us], self.lake.table(gold_t), cols, "insert", "moderate", fact
         )
+
+    def hidden_row(
+        self, t: TableProfile, others: list[str]
+    ) -> tuple[list[ColumnProfile], list[Any]] | None:
+        """A new row for ``t`` whose stated values do not tell ``t`` from ``others``
+        (:func:`reveals_table`): a unique integer gets a value new to the whole family, a
+        measure another nearby value, any other revealing value is left out. ``None`` when
+        fewer than two values remain to state."""
+        got = self.new_row(t, None)
+        if got is None:
+            return None
+        cols, vals = [], []
+        for c, x in zip(*got, strict=True):
+            if c.unique and c.kind == "integer":  # a key: a value no table of the family has
+                tops = [
+                    self.v.rows(f"SELECT MAX({qi(c.name)}) FROM {qi(n)}") for n in [t.name, *others]
+                ]
+                ints = [r[0][0] for r in tops if r and isinstance(r[0][0], int)]
+                if not ints:
+                    return None
+                x = max(ints) + 1
+            if reveals_table(self.v, t.name, others, c.name, x):
+                if c in measures(t):
+                    x = self.new_number(c, x)
+                if reveals_table(self.v, t.name, others, c.name, x):
+                    continue
+            cols.append(c)
+            vals.append(x)
+        return (cols, vals) if len(cols) >= 2 else None
 
 
 def _made(
