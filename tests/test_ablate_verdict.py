@@ -159,3 +159,39 @@ def test_abstaining_on_a_surface_cue_ties_the_oracle_only_where_the_wording_leak
     tasks[0].utterance = 'How many "sales" are there?'
     env = _env(tmp_path, tasks)
     assert _mean(_records(env, cue, tasks), "reliability_phi10") < oracle
+
+
+def test_most_frequent_and_trigram_guessers_catch_what_they_must(tmp_path: Path) -> None:
+    """Not blind: the reading with the most rows among the plausible ones (not the first by
+    rowid) is picked through the database, and played as a probe it solves that task."""
+    import sqlite_utils
+
+    from clarisql.envs.tasks import Label, Underspec
+    from clarisql.policies.probes import most_frequent, trigram_nearest
+
+    counted = [("Jade Tower North Block", 1), ("Jade Tower South Block", 3), ("Oak Plaza", 9)]
+    assert most_frequent("Jade Tower", counted) == "Jade Tower South Block"
+    assert most_frequent("Elm", counted) == "Oak Plaza"  # nothing plausible: the most rows
+    assert most_frequent("Oak Plaza", counted) == "Oak Plaza"  # present: kept
+    assert trigram_nearest("Jade Towr South", [v for v, _ in counted]) == "Jade Tower South Block"
+    db = sqlite_utils.Database(tmp_path / "p.sqlite")
+    names = ["Jade Tower North Block"] + ["Jade Tower South Block"] * 3 + ["Oak Plaza"]
+    db["sales"].insert_all([{"id": i, "project": n, "price": i} for i, n in enumerate(names)])
+    db.close()
+    full = "Jade Tower South Block"
+    t = Task(
+        id="freq",
+        db="p.sqlite",
+        utterance="What did Jade Tower sell for?",
+        category="where",
+        gold_sql=f"SELECT price FROM sales WHERE project = '{full}'",
+        underspecs=[Underspec(Label("not-exist", "Jade Tower", "project"), full)],
+        metadata={"naive_sql": "SELECT price FROM sales WHERE project = 'Jade Tower'"},
+    )
+    env = _env(tmp_path, [t])
+    assert run_episode(env, make_policy("most-frequent"), "freq").correct
+    assert not run_episode(env, make_policy("first-match"), "freq").correct
+    st = StrategyPolicy("labels=0,guess=frequent")
+    assert run_episode(env, st, "freq").correct
+    with pytest.raises(ValueError, match="key=value"):
+        Strategy.parse("labels")
