@@ -16,8 +16,9 @@ the two, the agent that reward would train).
 
 The parameters live in a box ``[0, 1]^6`` (a Gaussian per coordinate, clipped), mapped to the
 discrete family by :func:`decode`; a distribution's mean and spread are refit on the elite
-fraction each iteration. Budget: ``population × iterations`` strategies per spec at most
-(decoded duplicates are played once), each on ``tasks`` tasks.
+fraction each iteration. The first iteration also plays :data:`ANCHORS`, the fixed probes of
+the family, so the best found is never below them. Budget: ``population × iterations`` strategies
+per spec at most plus the anchors (decoded duplicates are played once), each on ``tasks`` tasks.
 """
 
 from __future__ import annotations
@@ -61,6 +62,34 @@ def decode(x: Sequence[float], text: bool = True) -> Strategy:
     )
 
 
+def encode(st: Strategy) -> np.ndarray:
+    """A point of ``[0, 1]^6`` that :func:`decode` maps back to ``st`` (for seeding the search)."""
+    return np.array(
+        [
+            math.sqrt(min(st.labels, MAX_LABELS_PER_TURN) / MAX_LABELS_PER_TURN),
+            min(st.turns, MAX_TURNS) / MAX_TURNS,
+            min(st.text, 3) / 3,
+            (GUESSES.index(st.guess) + 0.5) / len(GUESSES),
+            (_CUE_NAMES.index(st.abstain_on) + 0.5) / len(_CUE_NAMES),
+            (min(max(st.length, MIN_LENGTH), MAX_LENGTH) - MIN_LENGTH) / (MAX_LENGTH - MIN_LENGTH),
+        ]
+    )
+
+
+#: Strategies every search plays first (the fixed probes of the family and their neighbours),
+#: so the best it reports is never worse than a fixed probe: no asking with each way of
+#: guessing, asking only the intent, one or three labels per turn over many turns, declining
+#: on cue words.
+ANCHORS = (
+    *(Strategy(guess=g) for g in GUESSES),
+    Strategy(labels=1, turns=1, guess="nearest"),
+    Strategy(labels=1, turns=1, guess="abstain"),
+    Strategy(labels=1, turns=8),
+    Strategy(labels=3, turns=8),
+    Strategy(guess="nearest", abstain_on="words"),
+)
+
+
 @dataclass
 class SearchResult:
     """Per spec: the best strategy found, its mean reward, the references' and the history."""
@@ -96,10 +125,12 @@ def search_strategies(
     iterations: int = 4,
     elite: float = 0.25,
     text: bool = True,
+    anchors: Sequence[Strategy] = ANCHORS,
 ) -> list[SearchResult]:
     """CEM per spec over :class:`Strategy` (see the module docstring). ``play(policy)`` runs a
     policy on the sample of tasks and returns its episode records; ``references`` maps honest
-    policy names to their records on the same tasks."""
+    policy names to their records on the same tasks; ``anchors`` are played in the first
+    iteration beside the sampled population (default :data:`ANCHORS`)."""
     rng = np.random.default_rng(seed)
     cache: dict[Strategy, list[EpisodeRecord]] = {}
 
@@ -118,8 +149,10 @@ def search_strategies(
         best: tuple[float, Strategy] | None = None
         history: list[float] = []
         seen: set[Strategy] = set()
-        for _ in range(iterations):
+        for it in range(iterations):
             pts = np.clip(rng.normal(mu, sigma, size=(population, DIMS)), 0.0, 1.0)
+            if it == 0 and anchors:  # the fixed probes of the family compete from the start
+                pts = np.vstack([pts, [encode(a) for a in anchors]])
             scored = []
             for p in pts:
                 st = decode(p, text)
@@ -165,4 +198,4 @@ def search_markdown(results: Sequence[SearchResult], n_tasks: int, seed: int) ->
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["SearchResult", "decode", "search_markdown", "search_strategies"]
+__all__ = ["ANCHORS", "SearchResult", "decode", "encode", "search_markdown", "search_strategies"]

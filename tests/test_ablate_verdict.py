@@ -195,3 +195,14 @@ def test_most_frequent_and_trigram_guessers_catch_what_they_must(tmp_path: Path)
     assert run_episode(env, st, "freq").correct
     with pytest.raises(ValueError, match="key=value"):
         Strategy.parse("labels")
+
+
+def test_the_search_starts_from_the_fixed_probes_of_its_family() -> None:
+    """The anchors (no asking with each guess, intent only, one label per turn, cue words) are
+    points of the box that decode to themselves, so the best found is never below them."""
+    from clarisql.rollouts.search import ANCHORS, decode, encode
+
+    assert {a.guess for a in ANCHORS} >= {"nearest", "first", "frequent", "trigram", "abstain"}
+    assert all(decode(encode(a)) == a for a in ANCHORS)
+    st = Strategy(labels=7, turns=3, text=2, guess="frequent", abstain_on="long", length=17)
+    assert decode(encode(st)) == st
