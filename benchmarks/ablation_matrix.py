@@ -125,13 +125,17 @@ def main(argv: list[str] | None = None) -> int:
         help="folder with the dysql/ and odutqa/ data (default ../shared/data)",
     )
     ap.add_argument(
-        "--search-tasks", type=int, default=40, metavar="N", help="tasks the search plays on (40)"
+        "--search-tasks", type=int, default=60, metavar="N", help="tasks the search plays on (60)"
     )
     ap.add_argument(
-        "--search-population", type=int, default=8, metavar="N", help="strategies per iteration (8)"
+        "--search-population",
+        type=int,
+        default=12,
+        metavar="N",
+        help="strategies per iteration (12)",
     )
     ap.add_argument(
-        "--search-iterations", type=int, default=3, metavar="N", help="CEM iterations per spec (3)"
+        "--search-iterations", type=int, default=4, metavar="N", help="CEM iterations per spec (4)"
     )
     ap.add_argument(
         "--synth-tasks",
