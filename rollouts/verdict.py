@@ -162,9 +162,8 @@ def verdict_markdown(table: Mapping[str, Any], title: str = "Verdict") -> str:
             "doing nothing on every task): " + ", ".join(na) + ".",
             "",
         ]
-    search = [c for r in table["rows"] if r["probe"].startswith("search") for c in r["cells"]]
-    if search:
-        row = next(r for r in table["rows"] if r["probe"].startswith("search"))
+    row = next((r for r in table["rows"] if r["probe"].startswith("search")), None)
+    if row is not None:
         lines += [
             "Best strategies found (on the search's sample; reference on the same sample):",
             "",
