@@ -163,7 +163,9 @@ def verdict_markdown(table: Mapping[str, Any], title: str = "Verdict") -> str:
             "",
         ]
     row = next((r for r in table["rows"] if r["probe"].startswith("search")), None)
-    if row is not None:
+    if row is None:
+        lines += ["The strategy search was not run (`clarisql ablate ... --search`).", ""]
+    else:
         lines += [
             "Best strategies found (on the search's sample; reference on the same sample):",
             "",
