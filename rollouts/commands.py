@@ -628,7 +628,15 @@ def _verdict(out: Path, rep: dict[str, Any], search: list[dict[str, Any]] | None
     n = table["counts"]
     print(
         f"VERDICT: {n['below']} below, {n['tie']} tie, {n['above']} above, {n['n/a']} n/a"
-        + (" -- every probe and the search stay below" if table["ok"] else " -- NOT all below")
+        + (
+            (
+                " -- every probe and the search stay below"
+                if search
+                else " -- every probe stays below"
+            )
+            if table["ok"]
+            else " -- NOT all below"
+        )
         + ("" if search else " (the strategy search was not run: add --search)")
     )
     for s, a in table["applicable"].items():

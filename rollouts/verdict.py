@@ -152,7 +152,7 @@ def verdict_markdown(table: Mapping[str, Any], title: str = "Verdict") -> str:
     lines += [
         "",
         f"{n['below']} below, {n['tie']} tie, {n['above']} above, {n['n/a']} n/a: "
-        + ("**every probe and the search stay below.**" if table["ok"] else "**NOT all below.**"),
+        + ("**every cell is below.**" if table["ok"] else "**NOT all below.**"),
         "",
     ]
     na = [s for s, a in table["applicable"].items() if a is False]
