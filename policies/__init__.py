@@ -7,7 +7,9 @@
 - ``search-oracle`` (the oracle's dialogue, tables found with ``search_tables``);
 - ``replay`` (golden actions), ``script:FILE`` (JSON: task id -> list of actions);
 - integrity probes (:mod:`clarisql.policies.probes`): ``string-literal-sql``,
-  ``write-until-stop`` and ``explore-without-clarifying`` (the last two read the gold);
+  ``write-until-stop`` and ``explore-without-clarifying`` (the last two read the gold), the
+  shotguns, sweeps and value guessers (``INTEGRITY_PROBES``), ``oracle-miss:RATE[:abstain]``
+  and any member of the searched family as ``strategy:KEY=VALUE,...``;
 - ``keyword`` (the naive answerer; on the hybrid suite LIKE matching instead of ANSWER) and
   ``linearize`` (``linearize:SUITE``, SUQL's row-linearization retrieval baseline);
 - ``hf:PATH_OR_ID`` (a transformers causal LM, needs the ``train`` extra);
@@ -32,13 +34,18 @@ from clarisql.policies.baselines import (
     StopAtOncePolicy,
 )
 from clarisql.policies.probes import (
+    CueAbstainPolicy,
     ExploreWithoutClarifyingPolicy,
     FirstMatchPolicy,
+    IntentThenGuessPolicy,
+    LabelPerTurnPolicy,
     LabelShotgunPolicy,
     LabelSweepPolicy,
+    MostFrequentPolicy,
     NearestValuePolicy,
     StringLiteralSQLPolicy,
     TextShotgunPolicy,
+    TrigramPolicy,
     WriteUntilStopPolicy,
 )
 
@@ -58,6 +65,11 @@ _SIMPLE: dict[str, type[Policy]] = {
     "label-sweep": LabelSweepPolicy,
     "nearest-value": NearestValuePolicy,
     "first-match": FirstMatchPolicy,
+    "most-frequent": MostFrequentPolicy,
+    "trigram-value": TrigramPolicy,
+    "intent-then-guess": IntentThenGuessPolicy,
+    "label-per-turn": LabelPerTurnPolicy,
+    "cue-abstain": CueAbstainPolicy,
     "oracle-text": OracleTextPolicy,
     "ask-everything": AskEverythingPolicy,
 }
@@ -71,6 +83,7 @@ _PREFIXED: dict[str, str] = {
     "linearize": "clarisql.policies.suql_baselines:LinearizationPolicy",
     "search-oracle": "clarisql.policies.search_agent:SearchOraclePolicy",
     "oracle-miss": "clarisql.policies.probes:HonestMissPolicy",
+    "strategy": "clarisql.policies.probes:StrategyPolicy",
 }
 
 

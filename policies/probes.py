@@ -44,12 +44,18 @@ an upper bound on an agent that asks or guesses that way):
   the nearest one (a value it is a prefix of, else the least edit distance).
 - ``first-match``: likewise, with the first value by rowid that starts with, contains, or
   holds in order the characters of the look-alike (rows stored gold-first would give it away).
+- ``most-frequent``: likewise, with the plausible reading that has the most rows
+  (:func:`most_frequent`); ``trigram-value``: the most trigram-similar value.
+- members of the searched family (:class:`Strategy`) run as fixed probes:
+  ``intent-then-guess`` (asks only the intent, guesses the rest by the nearest value),
+  ``label-per-turn`` (one label per turn over many turns), ``cue-abstain`` (abstains on
+  surface cue words, else guesses); any member runs as ``strategy:labels=1,turns=8,...``.
 
 The two gold-reading probes play as the oracle on tasks they have no reason to change (well-
 specified reads, unanswerable requests). On a suite where no task needs the user they tie the
 oracle, and the report flags the tie: rightly, since such a suite cannot show that clarifying is
-necessary. Likewise a spec that scores only some tasks (``dysql_state`` scores writes) flags a tie
-when the probe's changes fall on tasks it does not score.
+necessary. Likewise a spec that scores only some tasks flags a tie when the probe's changes fall
+on tasks it does not score (``dysql_state`` scores read tasks by their outcome for this reason).
 """
 
 from __future__ import annotations
@@ -80,11 +86,20 @@ INTEGRITY_PROBES = (
     "label-sweep",
     "nearest-value",
     "first-match",
+    "most-frequent",
+    "trigram-value",
+    "intent-then-guess",
+    "label-per-turn",
+    "cue-abstain",
 )
 #: Probes that ask in free text: ``ablate`` runs them under a gate that reads the text.
 TEXT_PROBES = ("text-shotgun",)
 #: The honest reference that misses one needed clarification in ten (``ablate`` runs it too).
 HONEST_MISS = "oracle-miss:0.1"
+#: The same agent, calibrated: it declines where it missed (TrustSQL's point under φ_c).
+HONEST_MISS_ABSTAIN = "oracle-miss:0.1:abstain"
+#: The honest agents that miss; under each reward spec the probes are compared with the better.
+HONEST_MISS_VARIANTS = (HONEST_MISS, HONEST_MISS_ABSTAIN)
 #: Probes that read the gold task (privileged): upper bounds, never agents.
 GOLD_READING_PROBES = ("write-until-stop", "explore-without-clarifying")
 
@@ -624,6 +639,78 @@ def parse_values(last: str) -> list[str]:
     return [] if cell in ("", "NULL") else cell.split("\x1e")
 
 
+def value_counts_query(table: str, column: str) -> str:
+    """One-row query listing a column's distinct values with their row counts, in rowid order
+    (ASCII 31 between a value and its count, ASCII 30 between values)."""
+    t, c = (
+        exp.to_identifier(table, quoted=True).sql("sqlite"),
+        exp.to_identifier(column, quoted=True).sql("sqlite"),
+    )
+    return (
+        f"SELECT group_concat(v || char(31) || n, char(30)) AS vals FROM (SELECT CAST({c} AS "
+        f"TEXT) AS v, COUNT(*) AS n FROM {t} WHERE {c} IS NOT NULL GROUP BY {c} "
+        f"ORDER BY min(rowid))"
+    )
+
+
+def parse_value_counts(last: str) -> list[tuple[str, int]]:
+    """The ``(value, rows)`` pairs a :func:`value_counts_query` observation shows."""
+    out = []
+    for item in parse_values(last):
+        v, _, n = item.rpartition("\x1f")
+        out.append((v, int(n)) if n.isdigit() else (item, 1))
+    return out
+
+
+def _loose_matches(value: str, candidates: Sequence[str]) -> list[str]:
+    """The values a look-alike could plausibly mean without asking: those it starts, is in, or
+    spells in order, those sharing a word with it, and those within two edits (rowid order)."""
+    v = value.casefold()
+    words = set(v.split())
+    out = []
+    for c in candidates:
+        lc = c.casefold()
+        if (
+            lc.startswith(v)
+            or v in lc
+            or (len(v) >= 3 and _subsequence(v, lc))
+            or (words & set(lc.split()))
+            or levenshtein(v, lc, 2) <= 2
+        ):
+            out.append(c)
+    return out
+
+
+def most_frequent(value: str, counted: Sequence[tuple[str, int]]) -> str:
+    """The look-alike read as the value with the most rows among those it could plausibly mean
+    (:func:`_loose_matches`; none: among every value), the first by rowid on ties."""
+    cands = [v for v, _ in counted]
+    if not cands or value in cands:
+        return value
+    pool = set(_loose_matches(value, cands)) or set(cands)
+    best = max((n for v, n in counted if v in pool), default=0)
+    return next(v for v, n in counted if v in pool and n == best)
+
+
+def _trigram_set(s: str) -> set[str]:
+    s = f"  {s.casefold()} "
+    return {s[i : i + 3] for i in range(len(s) - 2)}
+
+
+def trigram_nearest(value: str, candidates: Sequence[str]) -> str:
+    """The look-alike read as the value most similar in character trigrams (Jaccard; a cheap
+    string embedding), the first by rowid on ties."""
+    if not candidates or value in candidates:
+        return value
+    tv = _trigram_set(value)
+
+    def sim(c: str) -> float:
+        tc = _trigram_set(c)
+        return len(tv & tc) / max(1, len(tv | tc))
+
+    return max(candidates, key=sim)
+
+
 class _GuessValues(Policy):
     """Reads the literal reading's compared columns through SQL, replaces every value the
     column lacks by :meth:`pick`'s guess, and answers without asking (abstaining as the oracle
@@ -634,6 +721,10 @@ class _GuessValues(Policy):
     def pick(self, value: str, candidates: Sequence[str]) -> str:
         raise NotImplementedError
 
+    def pick_counted(self, value: str, counted: Sequence[tuple[str, int]]) -> str:
+        """:meth:`pick` given each value's row count too (the default ignores the counts)."""
+        return self.pick(value, [v for v, _ in counted])
+
     def reset(
         self, observation: Observation, info: dict[str, Any], task: Task | None = None
     ) -> None:
@@ -641,7 +732,7 @@ class _GuessValues(Policy):
             raise ValueError(f"policy {self.name!r} needs the task for its SQL writer")
         self._task = task
         self._plan: list[ActionLike] | None = None
-        self._values: dict[tuple[str, str], list[str]] = {}
+        self._values: dict[tuple[str, str], list[tuple[str, int]]] = {}
         self._pending: list[tuple[str, str]] = []
         self._reading: list[ActionLike] = []
         hidden = hidden_values(task)
@@ -658,11 +749,12 @@ class _GuessValues(Policy):
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         if self._plan is None:
             if self._asked is not None:
-                self._values[self._asked] = parse_values(str(observation.get("last", "")))
+                last = str(observation.get("last", ""))
+                self._values[self._asked] = parse_value_counts(last)
                 self._asked = None
             if self._pending:
                 self._asked = self._pending.pop(0)
-                return {"type": "execute", "sql": values_query(*self._asked)}
+                return {"type": "execute", "sql": value_counts_query(*self._asked)}
             self._plan = [self._rewrite(a) for a in self._reading]
         return self._plan.pop(0) if self._plan else STOP
 
@@ -671,7 +763,7 @@ class _GuessValues(Policy):
         if not sql or not isinstance(action, dict):
             return action
         picks = {
-            (t, c, v): self.pick(v, self._values.get((t, c), []))
+            (t, c, v): self.pick_counted(v, self._values.get((t, c), []))
             for t, c, v in string_literals(sql)
         }
         return {**action, "sql": replace_literals(sql, picks)}
@@ -699,6 +791,28 @@ class FirstMatchPolicy(_GuessValues):
         return first_match(value, candidates)
 
 
+class MostFrequentPolicy(_GuessValues):
+    """Replaces look-alike values by the plausible reading with the most rows
+    (:func:`most_frequent`: the majority reading an explorer would bet on)."""
+
+    name = "most-frequent"
+
+    def pick(self, value: str, candidates: Sequence[str]) -> str:  # without counts: the first
+        return most_frequent(value, [(c, 1) for c in candidates])
+
+    def pick_counted(self, value: str, counted: Sequence[tuple[str, int]]) -> str:
+        return most_frequent(value, counted)
+
+
+class TrigramPolicy(_GuessValues):
+    """Replaces look-alike values by the most trigram-similar database value."""
+
+    name = "trigram-value"
+
+    def pick(self, value: str, candidates: Sequence[str]) -> str:
+        return trigram_nearest(value, candidates)
+
+
 # --- the honest reference that misses, and the searched strategy family -----------------------
 def _keep(task: Task, label: Any, rate: float) -> bool:
     """Seeded per task and label: ``False`` for about ``rate`` of the labels."""
@@ -710,16 +824,35 @@ class HonestMissPolicy(_AskThenWrite):
     """The honest reference that misses some needed clarifications: asks exactly the gold
     labels (one turn, as the oracle) but leaves out each with probability ``rate`` (seeded by
     task and label), then answers as the others do (the gold when told every value, else the
-    literal reading). ``oracle-miss:0.1`` misses one needed label in ten."""
+    literal reading). ``oracle-miss:0.1`` misses one needed label in ten.
+
+    ``oracle-miss:RATE:abstain`` is the same agent calibrated as TrustSQL asks of a model: it
+    declines (``abstain``) where it left a needed clarification out instead of answering a
+    reading it is unsure of. Under φ_c with a large ``c`` an agent that is wrong more than
+    ``1/(1+c)`` of the time should decline, so this is the honest agent such a reward trains;
+    ``ablate`` compares the probes with the better of the two variants under each reward spec
+    (:data:`HONEST_MISS_VARIANTS`)."""
 
     name = "oracle-miss"
 
-    def __init__(self, rate: float = 0.1) -> None:
+    def __init__(self, rate: float | str = 0.1, unsure: str = "answer") -> None:
         super().__init__()
-        self.rate = float(rate)
+        if isinstance(rate, str) and ":" in rate:
+            rate, _, unsure = rate.partition(":")
+        try:
+            self.rate = float(rate)
+        except ValueError:
+            raise ValueError(f"oracle-miss: the miss rate must be a number, got {rate!r}") from None
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"oracle-miss: the miss rate must be in [0, 1], got {rate!r}")
-        self.name = f"oracle-miss:{self.rate:g}"
+        if unsure not in ("answer", "abstain"):
+            raise ValueError(
+                f"oracle-miss: after a missed clarification it can 'answer' or 'abstain', "
+                f"got {unsure!r}"
+            )
+        self.unsure = unsure
+        self._missed = False
+        self.name = f"oracle-miss:{self.rate:g}" + (":abstain" if unsure == "abstain" else "")
 
     def act(self, observation: Observation, info: dict[str, Any]) -> ActionLike:
         task = self._task
@@ -728,15 +861,21 @@ class HonestMissPolicy(_AskThenWrite):
             from clarisql.policies.baselines import OraclePolicy
 
             self._plan = list(OraclePolicy().plan(task))
+        if self.unsure == "abstain" and self._missed and self._plan is None and not self._asks:
+            self._plan = [
+                {"type": "abstain", "reason": "I could not clarify every part of the request"}
+            ]
         return super().act(observation, info)
 
     def asks(self, request: str, schema: str) -> list[ActionLike]:
         task = self._task
         assert task is not None
+        self._missed = False
         if not task.answerable:
             return []
-        labels = [u.label.to_json() for u in task.underspecs]
-        labels = [lb for lb in labels if _keep(task, lb, self.rate)]
+        gold = [u.label.to_json() for u in task.underspecs]
+        labels = [lb for lb in gold if _keep(task, lb, self.rate)]
+        self._missed = len(labels) < len(gold)
         if not labels:
             return []
         return [{"type": "clarify", "question": "Could you clarify this?", "labels": labels}]
@@ -752,19 +891,57 @@ CUE_WORDS = re.compile(
 )
 
 
+_QUOTE_MARK = re.compile(r"['\"“”‘’«»「」]")
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text)) + len(_CJK.findall(text))
+
+
+#: Surface cues a strategy may abstain on (the request only; what a cheap classifier of the
+#: wording would learn): cue words, a quoted name or none, the length in words above or at most
+#: a threshold, a number or none, a question mark or none.
+CUES: dict[str, Any] = {
+    "none": lambda text, n: False,
+    "words": lambda text, n: bool(CUE_WORDS.search(text)),
+    "quoted": lambda text, n: bool(_QUOTE_MARK.search(text)),
+    "unquoted": lambda text, n: not _QUOTE_MARK.search(text),
+    "long": lambda text, n: _words(text) > n,
+    "short": lambda text, n: _words(text) <= n,
+    "digits": lambda text, n: bool(re.search(r"\d", text)),
+    "no-digits": lambda text, n: not re.search(r"\d", text),
+    "question": lambda text, n: text.rstrip().endswith(("?", "？")),
+    "no-question": lambda text, n: not text.rstrip().endswith(("?", "？")),
+}
+#: What a strategy does with values the replies did not give: nothing (the literal reading),
+#: guess them by an explorer (nearest / first by rowid / most rows / trigrams), or abstain.
+GUESSES = ("none", "nearest", "first", "frequent", "trigram", "abstain")
+
+
 @dataclass(frozen=True)
 class Strategy:
     """One member of the searched family (``clarisql ablate --search``): ``labels`` labels per
-    clarify turn over ``turns`` turns (in :func:`candidate_labels` order; 0 turns: no asking),
-    ``text`` free-text shotgun questions first (0..3), ``guess`` values the replies did not give
-    (``none``, ``nearest`` or ``first``), ``abstain_cues`` abstain when the request holds a
-    surface cue (:data:`CUE_WORDS`)."""
+    clarify turn over ``turns`` turns (in :func:`candidate_labels` order, ``intent`` first: one
+    label over one turn is "ask only the intent"; 0 turns: no asking), ``text`` free-text
+    shotgun questions first (0..3), ``guess`` what to do with values the replies did not give
+    (:data:`GUESSES`), and ``abstain_on`` a surface cue of the request (:data:`CUES`; ``length``
+    is the word threshold of ``long`` / ``short``). With a cue, the cue alone decides declining:
+    an unanswerable request without it is answered by its literal reading; without one
+    (``none``) the strategy declines as the oracle does (an upper bound on telling answerable
+    from unanswerable by any means)."""
 
     labels: int = 0
     turns: int = 0
     text: int = 0
     guess: str = "none"
-    abstain_cues: bool = False
+    abstain_on: str = "none"
+    length: int = 12
+
+    def __post_init__(self) -> None:
+        if self.guess not in GUESSES:
+            raise ValueError(f"strategy: guess must be one of {list(GUESSES)}, got {self.guess!r}")
+        if self.abstain_on not in CUES:
+            raise ValueError(f"strategy: abstain_on must be one of {list(CUES)}")
 
     def describe(self) -> str:
         parts = [
@@ -775,24 +952,57 @@ class Strategy:
         if self.text:
             parts.append(f"{self.text} text question(s)")
         parts.append(f"guess {self.guess}")
-        if self.abstain_cues:
-            parts.append("abstain on cues")
+        if self.abstain_on != "none":
+            cue = self.abstain_on + (
+                f" (>{self.length} words)" if self.abstain_on == "long" else ""
+            )
+            cue += f" (<={self.length} words)" if self.abstain_on == "short" else ""
+            parts.append(f"abstain on {cue}")
         return ", ".join(parts)
+
+    @classmethod
+    def parse(cls, text: str) -> Strategy:
+        """A strategy from ``key=value,...`` (``labels=1,turns=1,guess=nearest``)."""
+        kw: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            k, eq, v = part.partition("=")
+            if not eq or k not in ("labels", "turns", "text", "guess", "abstain_on", "length"):
+                raise ValueError(
+                    f"strategy: expected key=value pairs of labels, turns, text, guess, "
+                    f"abstain_on, length; got {part!r}"
+                )
+            if k in ("guess", "abstain_on"):
+                kw[k] = v
+            else:
+                try:
+                    kw[k] = max(0, int(v))
+                except ValueError:
+                    raise ValueError(f"strategy: {k} must be a whole number, got {v!r}") from None
+        return cls(**kw)
+
+
+_GUESSERS: dict[str, type[_GuessValues]] = {
+    "nearest": NearestValuePolicy,
+    "first": FirstMatchPolicy,
+    "frequent": MostFrequentPolicy,
+    "trigram": TrigramPolicy,
+}
 
 
 class StrategyPolicy(Policy):
     """Plays a :class:`Strategy` (the questions and guesses never read the gold; the writer is
-    the probes' ideal writer)."""
+    the probes' ideal writer). As a policy spec: ``strategy:labels=1,turns=1,guess=nearest``."""
 
     privileged = True
     name = "strategy"
 
-    def __init__(self, strategy: Strategy) -> None:
+    def __init__(self, strategy: Strategy | str = Strategy()) -> None:
+        if isinstance(strategy, str):
+            strategy = Strategy.parse(strategy)
         self.strategy = strategy
-        self._guess: _GuessValues | None = {
-            "nearest": NearestValuePolicy,
-            "first": FirstMatchPolicy,
-        }.get(strategy.guess, lambda: None)()
+        self._guess: _GuessValues | None = (
+            _GUESSERS[strategy.guess]() if strategy.guess in _GUESSERS else None
+        )
         self._phase = "ask"
 
     def reset(
@@ -803,7 +1013,7 @@ class StrategyPolicy(Policy):
         st, request = self.strategy, str(observation.get("last", ""))
         schema = str(observation.get("schema", ""))
         self._task, self._told, self._asked, self._phase = task, "", False, "ask"
-        self._abstain = bool(st.abstain_cues and CUE_WORDS.search(request))
+        self._abstain = bool(CUES[st.abstain_on](request, st.length))
         asks: list[ActionLike] = [
             {"type": "clarify", "question": q, "labels": []}
             for q in shotgun_questions(request, schema)[: st.text]
@@ -833,7 +1043,23 @@ class StrategyPolicy(Policy):
                 self._asked = True
                 return self._asks.pop(0)
             told_all = all(v in self._told for v in hidden_values(task))
-            if told_all or self._guess is None:
+            if not told_all and self.strategy.guess == "abstain":
+                self._phase, self._plan = (
+                    "plan",
+                    [{"type": "abstain", "reason": "I could not settle every part of the request"}],
+                )
+            elif self.strategy.abstain_on != "none" and not task.answerable:
+                # the cue alone decides declining: where it did not fire, the strategy answers
+                # its literal reading (it cannot tell an unanswerable request any other way)
+                from clarisql.policies.baselines import AnswerWithoutClarifyingPolicy
+
+                self._phase = "plan"
+                self._plan = [
+                    a
+                    for a in AnswerWithoutClarifyingPolicy().plan(task)
+                    if not (isinstance(a, dict) and a["type"] == "clarify")
+                ]
+            elif told_all or self._guess is None:
                 self._phase = "plan"
                 self._plan = _IdealWriter.finish(task, self._told)
             else:
@@ -845,10 +1071,50 @@ class StrategyPolicy(Policy):
         return self._plan.pop(0) if self._plan else STOP
 
 
+class IntentThenGuessPolicy(StrategyPolicy):
+    """Asks only the intent, then guesses every untold value by the nearest database value."""
+
+    name = "intent-then-guess"
+
+    def __init__(self) -> None:
+        super().__init__(Strategy(labels=1, turns=1, guess="nearest"))
+
+
+class LabelPerTurnPolicy(StrategyPolicy):
+    """One label per turn over as many turns as the episode allows (eight at most)."""
+
+    name = "label-per-turn"
+
+    def __init__(self) -> None:
+        super().__init__(Strategy(labels=1, turns=8))
+
+
+class CueAbstainPolicy(StrategyPolicy):
+    """Abstains on surface cue words (:data:`CUE_WORDS`), else guesses the nearest values."""
+
+    name = "cue-abstain"
+
+    def __init__(self) -> None:
+        super().__init__(Strategy(guess="nearest", abstain_on="words"))
+
+
 __all__ = [
     "CUE_WORDS",
+    "CUES",
+    "GUESSES",
+    "MostFrequentPolicy",
+    "IntentThenGuessPolicy",
+    "LabelPerTurnPolicy",
+    "CueAbstainPolicy",
+    "TrigramPolicy",
+    "most_frequent",
+    "trigram_nearest",
+    "value_counts_query",
+    "parse_value_counts",
     "hidden_values",
     "HONEST_MISS",
+    "HONEST_MISS_ABSTAIN",
+    "HONEST_MISS_VARIANTS",
     "TEXT_PROBES",
     "FirstMatchPolicy",
     "HonestMissPolicy",

@@ -9,7 +9,11 @@ A spec names components and their weights, in YAML (see ``configs/rewards/``)::
 
 Components (the value each contributes before its weight):
 - episode-level, added on the last step: ``outcome`` (1 if :func:`is_correct`, else 0),
-  ``execution_match`` (read tasks: rows match), ``state_match`` (write tasks: digest match),
+  ``execution_match`` (read tasks: rows match), ``state_match`` (write tasks: digest match;
+  option ``read_tasks``: ``skip``, the default, scores read tasks 0, ``outcome`` scores a read
+  task as ``outcome`` does, right answer or right abstention, as τ-bench, on which DySQL-Bench
+  builds, checks a task's required outputs beside the state: on a read task the answer is its
+  output, and a read-only suite scored by states alone ties every policy),
   ``reliability`` (TrustSQL φ_c; option ``c``, default 10; option ``no_answer``: ``abstain``,
   the default and the paper's rule, scores a stop without any SQL as an abstention, ``wrong``
   scores it −c, see :mod:`clarisql.rewards.reliability`), ``unneeded_clarification`` (1 per
@@ -50,6 +54,8 @@ EPISODE_COMPONENTS = (
 )
 STEP_COMPONENTS = ("clarification", "unearned_clarification", "invalid_action", "sql_error", "turn")
 COMPONENTS = EPISODE_COMPONENTS + STEP_COMPONENTS
+#: How ``state_match`` scores a read task: ``skip`` (0) or ``outcome`` (as ``outcome`` does).
+READ_TASK_MODES = ("skip", "outcome")
 
 
 class RewardSpecError(ValueError):
@@ -68,13 +74,15 @@ def _finite_number(x: Any) -> bool:
 
 @dataclass(frozen=True)
 class RewardSpec:
-    """Weights per component (missing = 0) plus the reliability penalty ``c`` and how the
-    reliability component counts a stop without any SQL (``no_answer``)."""
+    """Weights per component (missing = 0) plus the reliability penalty ``c``, how the
+    reliability component counts a stop without any SQL (``no_answer``) and how ``state_match``
+    scores a read task (``read_tasks``)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: {"outcome": 1.0})
     c: float = 10.0
     name: str = "custom"
     no_answer: str = "abstain"
+    read_tasks: str = "skip"
 
     def __post_init__(self) -> None:
         unknown = set(self.weights) - set(COMPONENTS)
@@ -96,6 +104,11 @@ class RewardSpec:
                 f"reward spec {self.name!r}: no_answer must be one of {list(NO_ANSWER_MODES)}, "
                 f"got {self.no_answer!r}"
             )
+        if self.read_tasks not in READ_TASK_MODES:
+            raise RewardSpecError(
+                f"reward spec {self.name!r}: read_tasks must be one of {list(READ_TASK_MODES)}, "
+                f"got {self.read_tasks!r}"
+            )
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], name: str | None = None) -> RewardSpec:
@@ -106,11 +119,13 @@ class RewardSpec:
         weights: dict[str, float] = {}
         c = 10.0
         no_answer = "abstain"
+        read_tasks = "skip"
         for comp, val in d["components"].items():
             if isinstance(val, Mapping):
                 if "c" in val:
                     c = val["c"]
                 no_answer = val.get("no_answer", no_answer)
+                read_tasks = val.get("read_tasks", read_tasks)
                 val = val.get("weight", 1.0)
             weights[str(comp)] = val
         return cls(
@@ -118,6 +133,7 @@ class RewardSpec:
             c=c,
             name=str(d.get("name") or name or "custom"),
             no_answer=no_answer,
+            read_tasks=read_tasks,
         )
 
     @classmethod
@@ -137,6 +153,8 @@ class RewardSpec:
             comps["reliability"] = {"weight": comps["reliability"], "c": self.c}
             if self.no_answer != "abstain":
                 comps["reliability"]["no_answer"] = self.no_answer
+        if "state_match" in comps and self.read_tasks != "skip":
+            comps["state_match"] = {"weight": comps["state_match"], "read_tasks": self.read_tasks}
         return {"name": self.name, "components": comps}
 
 
@@ -167,7 +185,10 @@ def episode_components(rec: EpisodeRecord, spec: RewardSpec) -> dict[str, float]
         )
         out["execution_match"] = w["execution_match"] * float(ok)
     if w.get("state_match"):
-        ok = rec.writable and state_match(rec.final_digest, rec.gold_digest)
+        if rec.writable:
+            ok = state_match(rec.final_digest, rec.gold_digest)
+        else:  # a read task leaves the state unchanged for every policy
+            ok = spec.read_tasks == "outcome" and is_correct(rec)
         out["state_match"] = w["state_match"] * float(ok)
     if w.get("reliability"):
         out["reliability"] = w["reliability"] * reliability(rec, spec.c, spec.no_answer)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -475,7 +476,7 @@ def policy_slug(spec: str) -> str:
 
 
 def _ablate(args: argparse.Namespace) -> int:
-    from clarisql.policies.probes import HONEST_MISS, INTEGRITY_PROBES, TEXT_PROBES
+    from clarisql.policies.probes import HONEST_MISS_VARIANTS, INTEGRITY_PROBES, TEXT_PROBES
     from clarisql.rewards import load_reward_spec
     from clarisql.rewards.spec import preset_dir
     from clarisql.rollouts.report import write_ablation
@@ -509,8 +510,8 @@ def _ablate(args: argparse.Namespace) -> int:
         policies = list(args.policies)
         if not args.no_probes:  # every report checks every integrity probe
             policies += [p for p in INTEGRITY_PROBES if p not in policies]
-            if HONEST_MISS not in policies:  # the honest agent that misses some clarifications
-                policies.append(HONEST_MISS)
+            # the honest agents that miss some clarifications (answering, or declining, there)
+            policies += [p for p in HONEST_MISS_VARIANTS if p not in policies]
         for pol in policies:
             d = out / "runs" / policy_slug(pol)
             print(f"== {pol} -> {d}")
@@ -532,18 +533,18 @@ def _ablate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     t = Table(title=f"mean episode reward on {rep['n_common_tasks']} shared tasks")
-    t.add_column("spec")
-    for p in rep["policies"]:
-        t.add_column(p, justify="right")
+    t.add_column("policy")
     for s in rep["specs"]:
+        t.add_column(s, justify="right")
+    for p in rep["policies"]:  # one row per policy: the grid has many more policies than specs
         t.add_row(
-            s,
+            p,
             *[
                 "–" if rep["scores"][s].get(p) is None else f"{rep['scores'][s][p]:.3f}"
-                for p in rep["policies"]
+                for s in rep["specs"]
             ],
         )
-    Console().print(t)
+    Console(width=max(120, 24 + 22 * len(rep["specs"]))).print(t)
     for f in rep["integrity"]:
         if f["flagged"]:
             print(
@@ -552,21 +553,27 @@ def _ablate(args: argparse.Namespace) -> int:
             )
     if rep.get("probes_missing"):
         print("integrity probes not checked: " + ", ".join(rep["probes_missing"]))
-    if HONEST_MISS in rep["policies"]:  # every probe must also lose to an imperfect honest agent
+    miss_present = [p for p in HONEST_MISS_VARIANTS if p in rep["policies"]]
+    if miss_present:  # every probe must also lose to an imperfect honest agent
         from clarisql.rollouts.report import integrity_check
 
-        miss = integrity_check(rep["scores"], INTEGRITY_PROBES, honest=HONEST_MISS)
+        miss = []
+        for spec_name, by_pol in rep["scores"].items():
+            best = max(miss_present, key=lambda p: by_pol.get(p) or -math.inf)
+            miss += integrity_check({spec_name: by_pol}, INTEGRITY_PROBES, honest=best)
         (out / "integrity_miss.json").write_text(json.dumps(miss, indent=2), encoding="utf-8")
         for f in miss:
             if f["flagged"]:
                 print(
                     f"INTEGRITY: under {f['spec']!r}, {f['degenerate']} scores {f['score']:.3f} >= "
-                    f"{HONEST_MISS} {f['honest_score']:.3f}"
+                    f"{f['honest_policy']} {f['honest_score']:.3f}"
                 )
+    search = None
     if args.search:
         if not args.suite:
             raise ValueError("ablate --search needs --suite (it plays strategies on the suite)")
-        _search(args, specs, out)
+        search = _search(args, specs, out)
+    _verdict(out, rep, search)
     print(
         f"wrote {out / 'ablation.md'}, {out / 'ablation.json'}"
         + (f", {out / 'ablation.png'}" if rep.get("plot") else "")
@@ -582,39 +589,105 @@ def _gated(cfg: Any) -> bool:
     return sim != "instruction"
 
 
-def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
+def _verdict(out: Path, rep: dict[str, Any], search: list[dict[str, Any]] | None) -> None:
+    """Print and write the verdict table (``verdict.md`` / ``verdict.json``)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from clarisql.policies.probes import HONEST_MISS_VARIANTS, INTEGRITY_PROBES
+    from clarisql.rollouts.report import _write_text
+    from clarisql.rollouts.verdict import honest_reference, verdict_markdown, verdict_table
+
+    try:
+        honest_reference(next(iter(rep["scores"].values()), {}), HONEST_MISS_VARIANTS)
+    except ValueError:
+        print("verdict skipped: no honest reference (oracle or replay) in the grid")
+        return
+    table = verdict_table(
+        rep["scores"], INTEGRITY_PROBES, HONEST_MISS_VARIANTS, rep["applicable"], search or ()
+    )
+    _write_text(out / "verdict.json", json.dumps(table, indent=2, default=str) + "\n")
+    _write_text(out / "verdict.md", verdict_markdown(table))
+    t = Table(title="verdict: probe / search vs the honest reference")
+    t.add_column("probe")
+    for s in table["specs"]:
+        t.add_column(s, justify="right")
+    t.add_row(
+        "honest reference",
+        *[f"{n} {v:.3f}" for n, v in (table["reference"][s] for s in table["specs"])],
+    )
+    for r in table["rows"]:
+        t.add_row(
+            r["probe"],
+            *[
+                "–" if (c := r["cells"][s])["score"] is None else f"{c['verdict']} {c['score']:.3f}"
+                for s in table["specs"]
+            ],
+        )
+    Console(width=max(120, 24 + 22 * len(table["specs"]))).print(t)
+    n = table["counts"]
+    print(
+        f"VERDICT: {n['below']} below, {n['tie']} tie, {n['above']} above, {n['n/a']} n/a"
+        + (
+            (
+                " -- every probe and the search stay below"
+                if search
+                else " -- every probe stays below"
+            )
+            if table["ok"]
+            else " -- NOT all below"
+        )
+        + ("" if search else " (the strategy search was not run: add --search)")
+    )
+    for s, a in table["applicable"].items():
+        if a is False:
+            print(
+                f"VERDICT: {s!r} is not applicable to this suite: it scores the honest "
+                "reference exactly as doing nothing on every task (not a pass)"
+            )
+
+
+def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> list[dict[str, Any]]:
     """``ablate --search``: CEM over the strategy family against the honest references."""
     import numpy as np
 
     from clarisql.envs.suites import load_suite
     from clarisql.policies import make_policy
-    from clarisql.policies.probes import HONEST_MISS
+    from clarisql.policies.probes import HONEST_MISS_VARIANTS
     from clarisql.rewards import EpisodeRecord
     from clarisql.rollouts.engines.worker import build_env
     from clarisql.rollouts.episode import run_episode
     from clarisql.rollouts.search import search_markdown, search_strategies
+    from clarisql.rollouts.verdict import honest_reference
 
     cfg = _config(args, "oracle", specs[0])
-    if not _gated(cfg):
-        print(
-            "strategy search skipped: this suite's user is not gated (DySQL's instruction "
-            "user), so no strategy of asking per label applies; its write probes cover it"
-        )
-        return
+    gated = _gated(cfg)
     suite = load_suite(cfg.suite, **cfg.suite_kwargs)
     env = build_env(cfg, suite)
+    # as in the grid: the references and label strategies under the suite's gate, strategies
+    # with free-text questions under one that reads text (an ungated user, DySQL's instruction
+    # user, reads the text of every question anyway)
+    text_env = env
+    if gated and cfg.gate in (None, "labels"):
+        import copy
+
+        text_cfg = copy.copy(cfg)
+        text_cfg.gate = "both"
+        text_env = build_env(text_cfg, suite)
+    text = text_env is not env or cfg.gate in ("text", "both") or not gated
     ids = [t.id for t in suite.tasks]
     n = min(len(ids), max(1, int(args.search_tasks)))
     rng = np.random.default_rng(args.seed)
     sample = [ids[i] for i in sorted(rng.choice(len(ids), size=n, replace=False).tolist())]
 
     def play(policy: Any) -> list[Any]:
+        e = text_env if getattr(getattr(policy, "strategy", None), "text", 0) else env
         return [
-            EpisodeRecord.from_dict(run_episode(env, policy, t, seed=args.seed).summary["record"])
+            EpisodeRecord.from_dict(run_episode(e, policy, t, seed=args.seed).summary["record"])
             for t in sample
         ]
 
-    refs = {name: play(make_policy(name)) for name in ("oracle", HONEST_MISS)}
+    refs = {name: play(make_policy(name)) for name in ("oracle", *HONEST_MISS_VARIANTS)}
     results = search_strategies(
         play,
         specs,
@@ -622,9 +695,11 @@ def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
         seed=args.seed,
         population=args.search_population,
         iterations=args.search_iterations,
-        text=cfg.gate in ("text", "both"),
+        text=text,
     )
     env.close()
+    if text_env is not env:
+        text_env.close()
     md = search_markdown(results, n, args.seed)
     (out / "search.md").write_text(md, encoding="utf-8")
     (out / "search.json").write_text(
@@ -632,12 +707,14 @@ def _search(args: argparse.Namespace, specs: list[Any], out: Path) -> None:
     )
     print(md)
     for r in results:
-        if r.best_score >= min(r.honest.values()):
+        name, ref = honest_reference(r.honest, HONEST_MISS_VARIANTS)
+        if r.best_score >= ref:
             print(
                 f"INTEGRITY: under {r.spec!r}, the searched strategy ({r.best.describe()}) scores "
-                f"{r.best_score:.3f} >= an honest reference {min(r.honest.values()):.3f}"
+                f"{r.best_score:.3f} >= the honest reference {name} {ref:.3f}"
             )
     print(f"wrote {out / 'search.md'}, {out / 'search.json'}")
+    return [r.to_dict() for r in results]
 
 
 def add_commands(subparsers: Any) -> None:

@@ -370,9 +370,11 @@ def ablation_report(
     """
     from clarisql.rollouts.metrics import compute_metrics as _cm
     from clarisql.rollouts.metrics import rescore
+    from clarisql.rollouts.verdict import discriminates
 
     tasks = common_tasks(runs)
     scores: dict[str, dict[str, float | None]] = {}
+    per_task: dict[str, dict[str, dict[str, float]]] = {}
     by_cat: dict[str, dict[str, dict[str, float]]] = {}
     outcome: dict[str, dict[str, Any]] = {}
     for pol, lines in runs.items():
@@ -395,6 +397,7 @@ def ablation_report(
             r = rescore(kept, spec)
             scores.setdefault(spec.name, {})[pol] = r["reward_mean"]
             by_cat.setdefault(spec.name, {})[pol] = r["by_category"]
+            per_task.setdefault(spec.name, {})[pol] = r["by_task"]
     return {
         "n_common_tasks": len(tasks),
         "policies": list(runs),
@@ -404,6 +407,9 @@ def ablation_report(
         "outcome": outcome,
         "integrity": integrity_check(scores),
         "probes_missing": [p for p in DEGENERATE_POLICIES if p not in runs],
+        # per spec: does it score the honest reference differently from doing nothing on some
+        # task (``None``: the grid cannot tell; ``False``: every do-nothing policy ties it)
+        "applicable": {s: discriminates(per_task.get(s, {})) for s in scores},
     }
 
 

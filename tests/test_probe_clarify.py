@@ -216,10 +216,11 @@ def test_strategy_search_finds_a_shotgun_when_nothing_charges_it(tmp_path: Path)
     for preset in PRESETS:
         r = res[preset]
         assert r.best_score < min(r.honest.values()), (preset, r.best.describe())
-    assert decode([0, 0, 0, 0, 0]) == Strategy()
-    st = decode([1, 1, 1, 0.9, 1])
-    assert st.labels == 24 and st.turns == 8 and st.guess == "first" and st.abstain_cues
-    p = StrategyPolicy(Strategy(abstain_cues=True))
+    assert decode([0, 0, 0, 0, 0, 0]) == Strategy(length=4)
+    st = decode([1, 1, 1, 0.4, 0.15, 1])
+    assert st.labels == 24 and st.turns == 8 and st.guess == "first"
+    assert st.abstain_on == "words" and st.length == 40
+    p = StrategyPolicy(Strategy(abstain_on="words"))
     r = run_episode(env, p, "t/poem")
     assert r.correct  # "Write a poem" is a surface cue
     assert pytest.approx(r.reward) == 1.0
@@ -263,7 +264,8 @@ def test_ablate_search_cli_writes_its_report(tmp_path: Path) -> None:
     assert cli_main(args) == 0
     res = json.loads((out / "search.json").read_text())
     assert [r["spec"] for r in res] == ["default", "outcome"]
-    assert all(set(r["honest"]) == {"oracle", "oracle-miss:0.1"} for r in res)
+    honest = {"oracle", "oracle-miss:0.1", "oracle-miss:0.1:abstain"}
+    assert all(set(r["honest"]) == honest for r in res)
     assert "| default |" in (out / "search.md").read_text()
 
 

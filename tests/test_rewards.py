@@ -149,3 +149,22 @@ def test_bad_specs(tmp_path: Path) -> None:
         load_reward_spec(tmp_path / "missing.yaml")
     with pytest.raises(RewardSpecError, match="presets"):
         load_reward_spec("no-such-preset")
+
+
+def test_state_match_scores_read_tasks_by_outcome_only_when_asked() -> None:
+    """A read task leaves the state unchanged for every policy: scored by states alone
+    (``read_tasks: skip``) a read-only suite ties every policy at 0; ``dysql_state`` scores a
+    read task by its outcome, so it ranks the right answer above a wrong one or a bare stop."""
+    states_only = RewardSpec.from_dict({"components": {"state_match": 1.0}})
+    dysql = load_reward_spec("dysql_state")
+    assert dysql.read_tasks == "outcome"
+    right, wrong, stop = rec(answer_rows=[[1]]), rec(answer_rows=[[2]]), rec()
+    unans = rec(answerable=False, gold_rows=None, end="abstain")
+    assert [score_episode(r, states_only)[0] for r in (right, wrong, stop, unans)] == [0, 0, 0, 0]
+    assert [score_episode(r, dysql)[0] for r in (right, wrong, stop, unans)] == [1, 0, 0, 1]
+    # a write task is still its final state, whatever the answer
+    w = rec(writable=True, gold_digest="a", final_digest="a", answer_rows=[[2]])
+    assert score_episode(w, dysql)[0] == 1.0
+    assert score_episode(rec(writable=True, gold_digest="a", final_digest="b"), dysql)[0] == 0
+    with pytest.raises(RewardSpecError, match="read_tasks"):
+        RewardSpec.from_dict({"components": {"state_match": {"weight": 1, "read_tasks": "x"}}})

@@ -320,7 +320,8 @@ def test_cli_eval_view_rescore_ablate(task_file, tmp_path, capsys):
     assert "INTEGRITY: under 'per_turn', clarify-every-turn" in capsys.readouterr().out
     rep = json.loads((ab / "ablation.json").read_text())
     assert rep["scores"]["outcome"]["oracle"] == 1.0
-    assert rep["scores"]["dysql_state"]["oracle"] == pytest.approx(2 / 14)  # the write tasks only
+    # write tasks by their final state, read tasks by their outcome
+    assert rep["scores"]["dysql_state"]["oracle"] == pytest.approx(1.0)
     flagged = {(f["spec"], f["degenerate"]) for f in rep["integrity"] if f["flagged"]}
     assert flagged == {("per_turn", "clarify-every-turn")}
     assert len(rep["integrity"]) == 9  # 3 specs x 3 degenerate policies
