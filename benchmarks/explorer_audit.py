@@ -1,35 +1,55 @@
 """How many underspecified values could an agent find without asking? (explorers vs a suite)
 
 For every value label of a read task (``not-exist``, ``Error``, ``Unmatch``, ``Missing``) this
-finds a column that holds the gold value (the gold tables first, then any table: a district named
-in the ``districts`` table, a city in ``cities``), takes that column's distinct values as the
-candidate readings (with first rowid and row count; narrowed to the rows whose other column has
-a value the utterance names, e.g. one city's districts) and asks each explorer of
-:mod:`clarisql.envs.explorers` for its pick given what the user wrote. A label is *resolved*
-when some explorer picks the gold, *ambiguous* when >= 2 readings remain that no explorer
-separates from it. Values found in no column (a year that names a table) are counted apart.
-A task *needs no question* when every value label is resolved and it has no intent label.
+finds the candidates an agent could find: a column that holds the gold value (the gold tables
+first, then any table: a district named in the ``districts`` table, a city in ``cities``), all its
+distinct values (with first rowid and row count; narrowed to the rows whose other column has a
+value the utterance names, e.g. one city's districts), or, for a value that names a table of a
+family (``enterprise_finance_2019``), the family's tables (creation order, row counts).
+
+Two measures, both from what an agent sees (:mod:`clarisql.envs.explorers`):
+
+- *resolved*: a surface explorer (nearest, prefix, trigram) or one of the two named rank
+  explorers (first row, most frequent) picks the gold uniquely among all candidates; a task
+  *needs no question* when every value label is resolved and it has no intent label;
+- *rank explorers against chance*: the readings are recomputed from the surface and the
+  candidates (:func:`~clarisql.envs.explorers.readings`, the literal reading left out: the
+  reading ``naive_sql`` names and ``gold_sql`` does not); each rank explorer
+  (:func:`~clarisql.envs.explorers.rank_picks`: k-th by value order both ways, by first rowid, by
+  frequency, by length, runner-up by edit distance, any but the nearest) picks one, and its hits
+  are compared with the chance count (the sum of 1/|readings|), per label kind and per
+  kind:slot. ``z`` is (hits - chance) / sd; a group with ``z >= 3.5`` is listed under
+  ``above chance``: the suite's golds lean on something an agent can see.
 
     python benchmarks/explorer_audit.py --builtin 0
     python benchmarks/explorer_audit.py --suite DIR   # a synthesized suite (tasks.jsonl + lake.sqlite)
     python benchmarks/explorer_audit.py --name odutqa
 
 The candidate set is the whole column (not only the readings a generator considered), so this is
-an independent check of the generators' own explorer checks.
+an independent check of the generators' own rule.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sqlite3
 import sys
 import tempfile
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from clarisql.envs.explorers import EXPLORERS, ambiguous, resolved_by, value_stats
+from clarisql.envs.explorers import (
+    EXPLORERS,
+    Candidate,
+    rank_picks,
+    readings,
+    resolved_by,
+    value_stats,
+)
 from clarisql.envs.tasks import Task, load_tasks
 
 VALUE_KINDS = ("not-exist", "Error", "Unmatch", "Missing")
@@ -56,20 +76,30 @@ class Columns:
     def rows(self, sql: str) -> list[tuple]:
         return self.conn.execute(sql).fetchall()
 
-    def holder(self, value: str, prefer: Sequence[str]) -> tuple[str, str] | None:
+    def holders(self, value: str, prefer: Sequence[str]) -> list[tuple[str, str]]:
+        """The columns that hold ``value``, those of the ``prefer`` tables first."""
         order = [c for c in self.cols if c[0] in prefer] + [
             c for c in self.cols if c[0] not in prefer
         ]
+        out = []
         for t, c in order:
             try:
-                hit = self.rows(
-                    f"SELECT 1 FROM {_q(t)} WHERE {_q(c)} = ? LIMIT 1".replace("?", _lit(value))
-                )
+                hit = self.rows(f"SELECT 1 FROM {_q(t)} WHERE {_q(c)} = {_lit(value)} LIMIT 1")
             except sqlite3.Error:
                 continue
             if hit:
-                return t, c
-        return None
+                out.append((t, c))
+        return out
+
+    def place(self, value: str, prefer: Sequence[str], text: str) -> tuple[str, str, str] | None:
+        """(table, column, narrowing) for ``value``: the first holder whose rows the utterance
+        narrows (a district named beside a city), else the first holder."""
+        found = self.holders(value, prefer)
+        for t, c in found:
+            cond = self.narrowing(t, c, text)
+            if cond:
+                return t, c, cond
+        return (*found[0], "") if found else None
 
     def narrowing(self, t: str, c: str, text: str) -> str:
         """A condition on another column of ``t`` whose value the utterance names (the longest
@@ -103,10 +133,93 @@ def _lit(v: object) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
+#: A group is listed as above chance from this many standard deviations over the chance count.
+Z_FLAG = 3.5
+
+
+def _slug(v: object) -> str:
+    return re.sub(r"[^0-9a-z]+", "_", str(v).casefold()).strip("_")
+
+
+def mentions(sql: str, value: object) -> bool:
+    """True when ``sql`` names ``value``: as a literal, or as a ``_``-delimited part of a name."""
+    if _lit(value) in sql:
+        return True
+    sl = _slug(value)
+    return (
+        bool(sl) and re.search(rf"(?<![0-9a-z]){re.escape(sl)}(?![0-9a-z])", _slug(sql)) is not None
+    )
+
+
+def literal_of(task: Task, gold: object, cands: Sequence[object]) -> object | None:
+    """The reading ``naive_sql`` names and ``gold_sql`` does not (``None`` unless exactly one)."""
+    naive = task.metadata.get("naive_sql") or ""
+    gold_sql = task.gold_sql or ""
+    hits = [c for c in cands if c != gold and mentions(naive, c) and not mentions(gold_sql, c)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def family_candidates(cols: Columns, value: str, tables: Sequence[str]) -> list[Candidate]:
+    """The tables of the family that ``value`` names (``stem_<value>``), as candidates: the
+    suffix, the table's creation order and its row count (empty when no gold table fits)."""
+    for t in tables:
+        if t.endswith(f"_{value}"):
+            stem = t[: -len(value)]
+            out = []
+            for rowid, name in cols.rows(
+                "SELECT rowid, name FROM sqlite_master WHERE type = 'table' ORDER BY rowid"
+            ):
+                if name.startswith(stem) and "_" not in name[len(stem) :]:
+                    n = cols.rows(f"SELECT COUNT(*) FROM {_q(name)}")[0][0]
+                    out.append(Candidate(name[len(stem) :], rowid, n))
+            return out
+    return []
+
+
+class RankTally:
+    """Hits of each rank explorer and the chance count, per group (a kind, a kind:slot)."""
+
+    def __init__(self) -> None:
+        self.hits: dict[str, Counter] = defaultdict(Counter)
+        self.parts: Counter = Counter()
+        self.chance: Counter = Counter()
+        self.var: Counter = Counter()
+
+    def add(self, groups: Sequence[str], picks: dict, gold: object, n_readings: int) -> None:
+        p = 1 / n_readings
+        for g in groups:
+            self.parts[g] += 1
+            self.chance[g] += p
+            self.var[g] += p * (1 - p)
+            for name, pick in picks.items():
+                self.hits[g][name] += pick is not None and pick == gold
+
+    def report(self) -> tuple[dict, list[str]]:
+        out: dict = {}
+        flagged = []
+        for g in sorted(self.parts):
+            sd = math.sqrt(self.var[g]) or 1.0
+            rows = {}
+            for name, h in sorted(self.hits[g].items()):
+                z = (h - self.chance[g]) / sd
+                rows[name] = {"hits": h, "z": round(z, 2)}
+                if z >= Z_FLAG:
+                    flagged.append(f"{g} {name}: {h}/{self.parts[g]} (chance {self.chance[g]:.1f})")
+            out[g] = {
+                "parts": self.parts[g],
+                "chance": round(self.chance[g], 2),
+                "chance rate": round(self.chance[g] / self.parts[g], 3),
+                "best": max(rows.items(), key=lambda kv: kv[1]["hits"])[0] if rows else None,
+                "explorers": rows,
+            }
+        return out, flagged
+
+
 def audit(tasks: Sequence[Task], db: Path) -> dict:
     cols = Columns(db)
     per_kind: dict[str, Counter] = {k: Counter() for k in VALUE_KINDS}
     by_explorer: Counter = Counter()
+    ranks = RankTally()
     no_question = underspecified = 0
     for t in tasks:
         if t.writable or not t.underspecs:
@@ -119,31 +232,48 @@ def audit(tasks: Sequence[Task], db: Path) -> dict:
                 continue
             c = per_kind[kind]
             c["labels"] += 1
-            where = cols.holder(u.value, t.metadata.get("tables", []))
-            if where is None:
-                c["not found"] += 1
-                all_resolved = False
-                continue
-            narrow = cols.narrowing(*where, t.utterance)
-            vals = cols.values(*where, narrow)
-            if u.value not in vals:
-                vals = [u.value, *vals]
-            cands = value_stats(cols.rows, _q(where[0]), _q(where[1]), vals, narrow)
             surface = u.label.content or None
-            hits = resolved_by(surface, cands, u.value)
+            tables = t.metadata.get("tables", [])
+            cands = family_candidates(cols, str(u.value), tables)
+            if not cands:
+                where = cols.place(u.value, tables, t.utterance)
+                if where is None:
+                    c["not found"] += 1
+                    all_resolved = False
+                    continue
+                tab, col, narrow = where
+                vals = cols.values(tab, col, narrow)
+                if u.value not in vals:  # a narrowing that drops the gold read the words wrong
+                    narrow = ""
+                    vals = cols.values(tab, col)
+                cands = value_stats(cols.rows, _q(tab), _q(col), vals, narrow)
+            gold = next((x.value for x in cands if str(x.value) == str(u.value)), u.value)
+            hits = resolved_by(surface, cands, gold)
             if hits:
                 c["resolved"] += 1
                 by_explorer.update(hits)
             else:
                 all_resolved = False
-            if ambiguous(surface, cands, u.value):
-                c["ambiguous"] += 1
+            literal = literal_of(t, gold, [x.value for x in cands])
+            reads = readings(surface, cands, literal)
+            if gold not in reads:
+                c["gold outside readings"] += 1
+                continue
+            if len(reads) < 2:
+                c["one reading"] += 1
+                continue
+            c["ambiguous"] += 1
+            groups = [kind, f"{kind}:{u.label.slot}"]
+            ranks.add(groups, rank_picks(surface, cands, reads), gold, len(reads))
         no_question += all_resolved
+    rank_report, flagged = ranks.report()
     return {
         "underspecified read tasks": underspecified,
         "need no question": no_question,
         "per kind": {k: dict(v) for k, v in per_kind.items() if v},
         "resolved by explorer": {k: by_explorer[k] for k in EXPLORERS},
+        "rank explorers": rank_report,
+        "above chance": flagged,
     }
 
 
