@@ -42,6 +42,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+import sqlglot
+from sqlglot import exp
+
 from clarisql.envs.explorers import (
     EXPLORERS,
     Candidate,
@@ -50,10 +53,15 @@ from clarisql.envs.explorers import (
     resolved_by,
     value_stats,
 )
+from clarisql.envs.synth.verify import is_trivial, same_answer
 from clarisql.envs.tasks import Task, load_tasks
 
 VALUE_KINDS = ("not-exist", "Error", "Unmatch", "Missing")
 MAX_VALUES = 5000
+#: Readings run per part to rule some out (more: none are ruled out).
+MAX_OPEN = 60
+#: Groups with fewer parts are reported, never listed as above chance.
+MIN_PARTS = 8
 
 
 def _q(name: str) -> str:
@@ -176,6 +184,91 @@ def family_candidates(cols: Columns, value: str, tables: Sequence[str]) -> list[
     return []
 
 
+class FilterSite:
+    """Where the gold's unclear value sits in its query: the ``expr = value`` comparison (read
+    with sqlglot), so readings are the query with another value there, and the candidates are
+    every value of ``expr`` in its table (a date's year, a column): what an agent can list."""
+
+    def __init__(self, sql: str, gold: object):
+        self.tree = sqlglot.parse_one(sql, read="sqlite")
+        self.eq: exp.EQ | None = None
+        self.lit: exp.Literal | None = None
+        self.table = self.alias = self.expr = ""
+        for eq in self.tree.find_all(exp.EQ):
+            for side, other in ((eq.right, eq.left), (eq.left, eq.right)):
+                if (
+                    isinstance(side, exp.Literal)
+                    and side.this == str(gold)
+                    and not isinstance(other, exp.Literal)
+                ):
+                    col = other.find(exp.Column)
+                    sel = eq.find_ancestor(exp.Select)
+                    tabs = list(sel.find_all(exp.Table)) if sel is not None else []
+                    if col is None or not tabs:
+                        continue
+                    tab = next(
+                        (t for t in tabs if col.table and t.alias_or_name == col.table), tabs[0]
+                    )
+                    self.eq, self.lit = eq, side
+                    self.table, self.alias = tab.name, col.table
+                    self.expr = other.sql(dialect="sqlite")
+                    return
+
+    def candidates(self, cols: Columns) -> list[Candidate]:
+        frm = _q(self.table) + (f" AS {_q(self.alias)}" if self.alias else "")
+        try:
+            got = cols.rows(
+                f"SELECT {self.expr}, MIN(rowid), COUNT(*) FROM {frm} WHERE {self.expr} IS NOT NULL "
+                f"GROUP BY 1 LIMIT {MAX_VALUES}"
+            )
+        except sqlite3.Error:
+            return []
+        return [Candidate(v, r, n) for v, r, n in got]
+
+    def _swap(self, new: exp.Expression, node: exp.Expression) -> str:
+        node.replace(new)
+        sql = self.tree.sql(dialect="sqlite")
+        new.replace(node)
+        return sql
+
+    def reading(self, value: object) -> str:
+        assert self.lit is not None
+        new = (
+            exp.Literal.number(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else exp.Literal.string(str(value))
+        )
+        return self._swap(new, self.lit)
+
+    def relaxed(self) -> str:
+        assert self.eq is not None
+        return self._swap(exp.true(), self.eq)
+
+
+def open_readings(
+    cols: Columns, site: FilterSite, naive_sql: str | None, reads: Sequence[object]
+) -> list[object] | None:
+    """The readings an agent could not rule out by running them (as the generators do): a
+    non-trivial answer, not the literal reading's answer, not the answer without the filter.
+    ``None`` when there are too many to run."""
+    if len(reads) > MAX_OPEN:
+        return None
+
+    def run(sql: str | None) -> list[tuple] | None:
+        try:
+            return cols.rows(sql) if sql else None
+        except sqlite3.Error:
+            return None
+
+    bad = [a for a in (run(naive_sql), run(site.relaxed())) if a is not None]
+    out = []
+    for x in reads:
+        a = run(site.reading(x))
+        if a is not None and not is_trivial(a) and not any(same_answer(a, b) for b in bad):
+            out.append(x)
+    return out
+
+
 class RankTally:
     """Hits of each rank explorer and the chance count, per group (a kind, a kind:slot)."""
 
@@ -203,7 +296,7 @@ class RankTally:
             for name, h in sorted(self.hits[g].items()):
                 z = (h - self.chance[g]) / sd
                 rows[name] = {"hits": h, "z": round(z, 2)}
-                if z >= Z_FLAG:
+                if z >= Z_FLAG and self.parts[g] >= MIN_PARTS:
                     flagged.append(f"{g} {name}: {h}/{self.parts[g]} (chance {self.chance[g]:.1f})")
             out[g] = {
                 "parts": self.parts[g],
@@ -216,10 +309,40 @@ class RankTally:
 
 
 def audit(tasks: Sequence[Task], db: Path) -> dict:
-    cols = Columns(db)
+    """The report for one suite (``tasks`` over the database ``db``)."""
+    return audit_suites([(tasks, db)])
+
+
+def audit_suites(suites: Sequence[tuple[Sequence[Task], Path]]) -> dict:
+    """One report pooled over several suites (each its tasks and database): a bias too small
+    to see in one suite's few parts adds up."""
     per_kind: dict[str, Counter] = {k: Counter() for k in VALUE_KINDS}
     by_explorer: Counter = Counter()
     ranks = RankTally()
+    no_question = underspecified = 0
+    for tasks, db in suites:
+        cols = Columns(db)
+        u_, n_ = _audit_one(tasks, cols, per_kind, by_explorer, ranks)
+        underspecified += u_
+        no_question += n_
+    rank_report, flagged = ranks.report()
+    return {
+        "underspecified read tasks": underspecified,
+        "need no question": no_question,
+        "per kind": {k: dict(v) for k, v in per_kind.items() if v},
+        "resolved by explorer": {k: by_explorer[k] for k in EXPLORERS},
+        "rank explorers": rank_report,
+        "above chance": flagged,
+    }
+
+
+def _audit_one(
+    tasks: Sequence[Task],
+    cols: Columns,
+    per_kind: dict[str, Counter],
+    by_explorer: Counter,
+    ranks: RankTally,
+) -> tuple[int, int]:
     no_question = underspecified = 0
     for t in tasks:
         if t.writable or not t.underspecs:
@@ -234,7 +357,11 @@ def audit(tasks: Sequence[Task], db: Path) -> dict:
             c["labels"] += 1
             surface = u.label.content or None
             tables = t.metadata.get("tables", [])
-            cands = family_candidates(cols, str(u.value), tables)
+            site = FilterSite(t.gold_sql or "", u.value)
+            cands = site.candidates(cols) if site.eq is not None else []
+            if not cands:
+                site.eq = None
+                cands = family_candidates(cols, str(u.value), tables)
             if not cands:
                 where = cols.place(u.value, tables, t.utterance)
                 if where is None:
@@ -259,6 +386,12 @@ def audit(tasks: Sequence[Task], db: Path) -> dict:
             if gold not in reads:
                 c["gold outside readings"] += 1
                 continue
+            if site.eq is not None:
+                kept = open_readings(cols, site, t.metadata.get("naive_sql"), reads)
+                if kept is not None and gold not in kept:
+                    c["gold ruled out by running it"] += 1
+                    continue
+                reads = reads if kept is None else kept
             if len(reads) < 2:
                 c["one reading"] += 1
                 continue
@@ -266,21 +399,19 @@ def audit(tasks: Sequence[Task], db: Path) -> dict:
             groups = [kind, f"{kind}:{u.label.slot}"]
             ranks.add(groups, rank_picks(surface, cands, reads), gold, len(reads))
         no_question += all_resolved
-    rank_report, flagged = ranks.report()
-    return {
-        "underspecified read tasks": underspecified,
-        "need no question": no_question,
-        "per kind": {k: dict(v) for k, v in per_kind.items() if v},
-        "resolved by explorer": {k: by_explorer[k] for k in EXPLORERS},
-        "rank explorers": rank_report,
-        "above chance": flagged,
-    }
+    return underspecified, no_question
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--builtin", type=int, default=None, metavar="SEED")
-    ap.add_argument("--suite", default=None, help="a folder with tasks.jsonl and one .sqlite")
+    ap.add_argument(
+        "--suite",
+        action="append",
+        default=None,
+        metavar="DIR",
+        help="a folder with tasks.jsonl and one .sqlite (repeat to pool several suites)",
+    )
     ap.add_argument("--name", default=None, help="a registered suite with one database (odutqa)")
     ap.add_argument("--cache", default=None)
     args = ap.parse_args(argv)
@@ -297,9 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         (spec,) = s.databases.values()
         res = audit(s.tasks, spec.path)
     elif args.suite:
-        folder = Path(args.suite)
-        db = next(folder.glob("*.sqlite"))
-        res = audit(load_tasks(folder / "tasks.jsonl"), db)
+        suites = []
+        for f in args.suite:
+            folder = Path(f)
+            suites.append((load_tasks(folder / "tasks.jsonl"), next(folder.glob("*.sqlite"))))
+        res = audit_suites(suites)
     else:
         ap.error("give --builtin SEED or --suite DIR")
     print(json.dumps(res, indent=2))

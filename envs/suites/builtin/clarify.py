@@ -39,12 +39,17 @@ class Clarify(Intents):
     # ========================================================================================
     # explorers
     # ========================================================================================
-    def differ(self, sqls: Sequence[str]) -> bool:
-        """True when at least two of the queries (the first :data:`MAX_READINGS`) give
-        different answers."""
+    def differ(self, sqls: Sequence[str], literal: str | None = None) -> bool:
+        """True when at least two of the queries (the first :data:`MAX_READINGS` readings) give
+        different answers, not counting a reading that answers as the ``literal`` reading does:
+        an agent could rule that one out by running both (the gold never answers as the literal
+        reading does, so such readings are never the gold)."""
+        bad = self.rows(literal) if literal is not None else None
         seen: list[list[tuple]] = []
         for sql in list(sqls)[:MAX_READINGS]:
             rows = self.rows(sql)
+            if bad is not None and same_answer(rows, bad):
+                continue
             if not any(same_answer(rows, x) for x in seen):
                 seen.append(rows)
             if len(seen) >= 2:
@@ -106,7 +111,8 @@ class Clarify(Intents):
         keep = readings(surface, vals)  # every name the surface could cut short
         if len(keep) < 2:
             return None
-        if not self.differ([q.render_sql(table, v, measure=measure) for v in keep]):
+        literal = q.render_sql(table, surface, measure=measure)
+        if not self.differ([q.render_sql(table, v, measure=measure) for v in keep], literal):
             return None
         q.ent = self.rng.choice(keep)  # uniform: no explorer beats a guess
         return surface
@@ -259,9 +265,10 @@ class Clarify(Intents):
                 q = self.loc_q(tkind, gold_d)
                 if q is None or q.ent is not None:  # a named entity may not exist elsewhere
                     return None
-                if not self.differ([q.render_sql(self.table_of(tkind, d)) for d in readings]):
-                    return None
                 gt, nt = self.table_of(tkind, gold_d), self.table_of(tkind, naive_d)
+                sqls = [q.render_sql(self.table_of(tkind, d)) for d in readings]
+                if not self.differ(sqls, q.render_sql(nt)):
+                    return None
                 text = prefix + q.render_text(loc_text)
                 return DomainDraft(
                     f"{q.name}+{kind}_{slot}",
@@ -282,9 +289,10 @@ class Clarify(Intents):
                 return None
             gy, ny, phrase, us, readings = got
             q = self.fin_q(gy, company=False)
-            if not self.differ([q.render_sql(f"enterprise_finance_{y}") for y in readings]):
-                return None
             gt, nt = f"enterprise_finance_{gy}", f"enterprise_finance_{ny}"
+            sqls = [q.render_sql(f"enterprise_finance_{y}") for y in readings]
+            if not self.differ(sqls, q.render_sql(nt)):
+                return None
             return DomainDraft(
                 f"{q.name}+{kind}_year",
                 "from",
@@ -394,7 +402,8 @@ class Clarify(Intents):
             if intent:
                 uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
             if readings and not self.differ(
-                [q.render_sql(f"enterprise_finance_{y}", measure=g) for y in readings]
+                [q.render_sql(f"enterprise_finance_{y}", measure=g) for y in readings],
+                q.render_sql(nt, measure=g),
             ):
                 return None
             parts = (
@@ -451,7 +460,8 @@ class Clarify(Intents):
             if intent:
                 uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
             if readings and not self.differ(
-                [q.render_sql(self.table_of(kind, d), measure=g) for d in readings]
+                [q.render_sql(self.table_of(kind, d), measure=g) for d in readings],
+                q.render_sql(nt, measure=g),
             ):
                 return None
             parts = (

@@ -389,6 +389,7 @@ class _ClarifyGen:
         # clarifying is necessary: every unclear part keeps >= 2 readings with different answers
         e1 = ent[1] if ent else None
         parts_sql: dict[str, list[str]] = {}
+        against: dict[str, list[str]] = {}  # answers an agent would rule a reading out by
         if intent:  # the gold and the literal reading first: their answers are cached
             order = [cands[gi], cands[ni], *(c for i, c in enumerate(cands) if i not in (gi, ni))]
             parts_sql["intent"] = [build(c, g_scope, e1).sql() for c in order]
@@ -398,20 +399,57 @@ class _ClarifyGen:
             keep = readings(surface, sc.values, None if scope_kind == "Error" else sp[1])
             if sp[0] not in keep or len(keep) < 2:
                 return None
-            parts_sql["scope"] = [build(base_g, x, e1).sql() for x in keep[:MAX_CANDIDATES]]
+            parts_sql["scope"] = [build(base_g, x, e1).sql() for x in self.sample(sp[0], keep)]
+            against["scope"] = [
+                build(base_g, n_scope, e1).sql(),
+                build(base_g, n_scope, e1, ("scope",)).sql(),
+            ]
         if ent is not None:
             keep = ent[3]  # the name's readings over the whole column (entity_part)
             if len(keep) < 2:
                 return None
-            parts_sql["name"] = [build(base_g, g_scope, x).sql() for x in keep[:MAX_CANDIDATES]]
-        # the first STOP readings of each part run at once; further ones only when needed
-        self.v.prefetch(q for qs in parts_sql.values() for q in qs[:STOP])
-        checks = {
-            k: distinct_answers((self.rows(q) for q in qs), STOP) for k, qs in parts_sql.items()
-        }
+            parts_sql["name"] = [build(base_g, g_scope, x).sql() for x in self.sample(ent[1], keep)]
+            against["name"] = [
+                build(base_g, g_scope, ent[2]).sql(),
+                build(base_g, g_scope, None, ("name",)).sql(),
+            ]
+        self.v.prefetch(q for qs in (*parts_sql.values(), *against.values()) for q in qs)
+        checks: dict[str, int] = {}
+        for k, qs in parts_sql.items():
+            if k == "intent":
+                checks[k] = distinct_answers((self.rows(q) for q in qs), STOP)
+                continue
+            ok = self.open_answers(qs, against[k])
+            if ok is None:
+                return None
+            checks[k] = distinct_answers(ok, STOP)
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
+
+    def sample(self, gold: Any, reads: list[Any]) -> list[Any]:
+        """The gold and up to ``MAX_CANDIDATES - 1`` other readings, drawn at random: the
+        readings whose answers are compared (a gold-independent share of them)."""
+        others = [x for x in reads if x != gold]
+        self.rng.shuffle(others)
+        return [gold, *others[: MAX_CANDIDATES - 1]]
+
+    def open_answers(self, qs: list[str], against: list[str]) -> list[list[tuple]] | None:
+        """The answers of the readings ``qs`` (the gold's first) that an agent could not rule
+        out by running them: non-trivial, and not the answer of the literal reading nor of the
+        query without the unclear filter (``against``). ``None`` when the gold's is ruled out:
+        the gold is held to the same test as every other reading, so ruling readings out this
+        way leaves the gold uniform among those left (:mod:`clarisql.envs.explorers`)."""
+        bad = [a for a in (self.rows(q) for q in against) if a is not None]
+        out = []
+        for i, q in enumerate(qs):
+            a = self.rows(q)
+            fine = a is not None and not is_trivial(a) and not any(same_answer(a, b) for b in bad)
+            if i == 0 and not fine:
+                return None
+            if fine and a is not None:
+                out.append(a)
+        return out
 
     def column_readings(
         self, table: str, column: str, surface: Any, literal: Any = None
