@@ -1,11 +1,12 @@
 """How many underspecified values could an agent find without asking? (explorers vs a suite)
 
 For every value label of a read task (``not-exist``, ``Error``, ``Unmatch``, ``Missing``) this
-finds the candidates an agent could find: a column that holds the gold value (the gold tables
-first, then any table: a district named in the ``districts`` table, a city in ``cities``), all its
-distinct values (with first rowid and row count; narrowed to the rows whose other column has a
-value the utterance names, e.g. one city's districts), or, for a value that names a table of a
-family (``enterprise_finance_2019``), the family's tables (creation order, row counts).
+finds the candidates an agent could find: every value of the expression the gold query compares
+with the gold value (``expr = value``, read with sqlglot: a column, a date's year), else, for a
+value that names a table of a family (``enterprise_finance_2019``), the family's tables (creation
+order, row counts), else a column that holds the gold value (the gold tables first, then any
+table), narrowed to the rows whose other column has a value the utterance names (one city's
+districts). Each candidate carries its first rowid and row count.
 
 Two measures, both from what an agent sees (:mod:`clarisql.envs.explorers`):
 
@@ -14,12 +15,14 @@ Two measures, both from what an agent sees (:mod:`clarisql.envs.explorers`):
   *needs no question* when every value label is resolved and it has no intent label;
 - *rank explorers against chance*: the readings are recomputed from the surface and the
   candidates (:func:`~clarisql.envs.explorers.readings`, the literal reading left out: the
-  reading ``naive_sql`` names and ``gold_sql`` does not); each rank explorer
+  reading ``naive_sql`` names and ``gold_sql`` does not), and those an agent could rule out by
+  running them are dropped (an empty or zero answer, the literal reading's answer, the answer
+  without the filter: the generators hold the gold to the same test); each rank explorer
   (:func:`~clarisql.envs.explorers.rank_picks`: k-th by value order both ways, by first rowid, by
   frequency, by length, runner-up by edit distance, any but the nearest) picks one, and its hits
   are compared with the chance count (the sum of 1/|readings|), per label kind and per
-  kind:slot. ``z`` is (hits - chance) / sd; a group with ``z >= 3.5`` is listed under
-  ``above chance``: the suite's golds lean on something an agent can see.
+  kind:slot. ``z`` is (hits - chance) / sd; a group of >= 8 parts with ``z >= 3.5`` is listed
+  under ``above chance``: the suite's golds lean on something an agent can see.
 
     python benchmarks/explorer_audit.py --builtin 0
     python benchmarks/explorer_audit.py --suite DIR   # a synthesized suite (tasks.jsonl + lake.sqlite)
