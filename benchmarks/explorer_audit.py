@@ -10,9 +10,11 @@ districts). Each candidate carries its first rowid and row count.
 
 Two measures, both from what an agent sees (:mod:`clarisql.envs.explorers`):
 
-- *resolved*: a surface explorer (nearest, prefix, trigram) or one of the two named rank
-  explorers (first row, most frequent) picks the gold uniquely among all candidates; a task
-  *needs no question* when every value label is resolved and it has no intent label;
+- *resolved*: exploring leaves one reading (below), which is the gold: a task *needs no
+  question* when every value label is resolved and it has no intent label. *Picked by an
+  explorer* counts labels where a surface explorer (nearest, prefix, trigram) or a named rank
+  explorer (first row, most frequent) picks the gold among all candidates: where the gold is
+  uniform over >= 2 readings that happens at chance, so it is reported, not a flaw;
 - *rank explorers against chance*: the readings are recomputed from the surface and the
   candidates (:func:`~clarisql.envs.explorers.readings`, the literal reading left out: the
   reading ``naive_sql`` names and ``gold_sql`` does not), and those an agent could rule out by
@@ -379,25 +381,26 @@ def _audit_one(
                 cands = value_stats(cols.rows, _q(tab), _q(col), vals, narrow)
             gold = next((x.value for x in cands if str(x.value) == str(u.value)), u.value)
             hits = resolved_by(surface, cands, gold)
-            if hits:
-                c["resolved"] += 1
+            if hits:  # at chance where the gold is uniform over >= 2 readings: reported only
+                c["picked by an explorer"] += 1
                 by_explorer.update(hits)
-            else:
-                all_resolved = False
             literal = literal_of(t, gold, [x.value for x in cands])
             reads = readings(surface, cands, literal)
             if gold not in reads:
                 c["gold outside readings"] += 1
+                all_resolved = False
                 continue
             if site.eq is not None:
                 kept = open_readings(cols, site, t.metadata.get("naive_sql"), reads)
                 if kept is not None and gold not in kept:
                     c["gold ruled out by running it"] += 1
+                    all_resolved = False
                     continue
                 reads = reads if kept is None else kept
-            if len(reads) < 2:
-                c["one reading"] += 1
+            if len(reads) < 2:  # exploring leaves one reading: the gold, found without asking
+                c["resolved"] += 1
                 continue
+            all_resolved = False
             c["ambiguous"] += 1
             groups = [kind, f"{kind}:{u.label.slot}"]
             ranks.add(groups, rank_picks(surface, cands, reads), gold, len(reads))
