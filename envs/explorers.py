@@ -72,7 +72,7 @@ from typing import Any
 EXPLORERS = ("nearest", "prefix", "trigram", "first-row", "most-frequent")
 #: The explorers that read what the user wrote (they decide the readings).
 SURFACE_EXPLORERS = ("nearest", "prefix", "trigram")
-#: Edits a misspelling may be from a value it stands for (one for surfaces under 5 characters).
+#: Edits a misspelling may be from a value it stands for (one for surfaces under 4 characters).
 TYPO_EDITS = 2
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -150,7 +150,7 @@ def contains(surface: str, value: Any) -> bool:
 
 def typo_bound(surface: str) -> int:
     """The edits a misspelling of a value may be from it (:data:`TYPO_EDITS`, one when short)."""
-    return TYPO_EDITS if len(surface.strip()) >= 5 else 1
+    return TYPO_EDITS if len(surface.strip()) >= 4 else 1
 
 
 def tops(surface: str | None, cands: Sequence[Candidate]) -> dict[str, list[Any] | None]:
