@@ -18,18 +18,18 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   under the environment's own comparison;
 - exploring the database cannot settle any unclear part: the readings that drop an unclear
   filter (every scope value or every name at once, each alone and both together; a family's
-  literal table) give a different answer than the gold, and for each part >= 2 of its candidate
-  readings give different non-empty answers (intent: the candidate aggregates; scope: the scope
-  values; misspelled scope value or name: the values it is close to, by difflib similarity or by
-  sharing the first word);
+  literal table) give a different answer than the gold, and for each part >= 2 of its readings
+  give different answers (intent: the candidate aggregates; scope and name: below);
 - no explorer beats a guess (:mod:`clarisql.envs.explorers`): a scope or name part's readings
   come from what the user wrote and *every* value an agent could find (all the scope values;
   every value of the name column, read with one query), never from the gold, the literal reading
-  left out; >= 2 must be left and give different answers, and the gold is drawn uniformly among
-  them (the first of a shuffled list that passes the checks above). A misspelling with one
-  nearest value, or a cut-off with one completion, has one reading: not a clarification task;
-  and nearest, prefix, first row, most frequent, "the second-latest year" or "anything but the
-  nearest" is right on at most 1/|readings| of the parts.
+  left out. Readings an agent could rule out by running them (an empty or zero answer, the
+  literal reading's answer, the answer without the unclear filter) do not count, and the gold
+  is held to the same test; >= 2 of the rest must give different answers, and the gold is drawn
+  uniformly among the readings (the first of a shuffled list that passes the checks). A
+  misspelling with one nearest value, or a cut-off with one completion, has one reading: not a
+  clarification task; nearest, prefix, first row, most frequent, "the second-latest year" or
+  "anything but the nearest" is right on at most 1/|readings| of the parts.
 """
 
 from __future__ import annotations
