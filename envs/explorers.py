@@ -35,8 +35,8 @@ The rule instead:
      all of them. Edit distance and trigrams between a cut-off and its completions measure only how
      much was left out, which says nothing about which one was meant;
    - otherwise candidates within a typo's reach (:data:`TYPO_EDITS`): the ones every surface
-     explorer ranks first (their union where they disagree). A misspelling with one nearest value
-     has one reading: it is not a clarification task;
+     explorer ranks first (the nearest ones where they disagree). A misspelling with one nearest
+     value has one reading: it is not a clarification task;
    - otherwise (a real name that is wrong here, a year outside the data) nothing written fits:
      every candidate.
 
@@ -206,10 +206,11 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     near = [v for v in vals if levenshtein(s, str(v).casefold(), bound) <= bound]
     if not near:
         return None
-    ts = [t for t in _surface_tops(surface, [Candidate(v) for v in near]).values() if t]
-    return [v for v in near if all(v in t for t in ts)] or [
-        v for v in near if any(v in t for t in ts)
-    ]
+    tops_ = _surface_tops(surface, [Candidate(v) for v in near])
+    ts = [t for t in tops_.values() if t]
+    # where the explorers disagree, edit distance decides (a shared first letter or trigram
+    # is weaker evidence than fewer edits)
+    return [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
 
 
 def readings(surface: str | None, cands: Sequence[Any], literal: Any = None) -> list[Any]:
