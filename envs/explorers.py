@@ -1,39 +1,82 @@
-"""Explorers: the ways an agent that never asks could pick a reading from the data.
+"""Explorers: the ways an agent that never asks could pick a reading, and the rule that makes
+every one of them no better than a guess.
 
-A clarification task is worth asking only if exploring cannot settle it. When a suite is built,
-every unclear part (a misspelled or cut-off value, an abbreviated name, a value with no match,
-a missing scope) has a *surface* (what the user wrote; ``None`` when nothing was written) and
-*candidates* (the readings the data allows, each with where it first occurs and how often). Each
-explorer ranks some candidates first (its *top set*: one candidate is a pick, several a tie it
-cannot break):
+Every unclear part of a clarification task (a misspelled or cut-off value, an abbreviated name, a
+value with no match, a missing scope) has a *surface* (what the user wrote; ``None`` when nothing
+was written) and *candidates*: every value an agent could find for it (all distinct values of the
+column, a city's districts, the tables of a family), each with where it first occurs and how
+often. An *explorer* is any rule that picks a candidate from what the agent can see. Two kinds:
 
-- ``nearest``: the unique candidate at the smallest edit distance from the surface (Levenshtein,
-  case-folded);
-- ``prefix``: the unique candidate that starts with the surface, else the unique one sharing the
-  longest common prefix with it;
-- ``trigram``: the unique candidate most similar in character trigrams (a cheap, offline
-  string embedding; the packaged sentence embedder is not used here: it would make a suite build
-  depend on an optional model);
-- ``first-row``: the candidate of the first matching row by rowid (storage order);
-- ``most-frequent``: the unique candidate with the most rows.
+- **Surface explorers** read what the user wrote, so they carry information about what was meant
+  (:data:`SURFACE_EXPLORERS`): ``nearest`` (smallest edit distance, Levenshtein, case-folded),
+  ``prefix`` (the candidates that start with the surface, else the longest common prefix) and
+  ``trigram`` (character-trigram Jaccard similarity: a cheap, offline stand-in for an embedding;
+  the packaged sentence embedder would make a suite build depend on an optional model).
+- **Rank explorers** know nothing about intent: storage order (first row by rowid, the k-th, the
+  last), frequency (most frequent, the k-th, the rarest), value order (first, last, k-th either
+  way: "the second-latest year"), length, "the runner-up by edit distance", "anything but the
+  nearest" (:data:`EXPLORERS` lists the five the reports name; :func:`rank_picks` the family).
 
-Contract: :func:`unrankable` returns the candidates that *no* explorer separates from the gold
-(the gold included): a candidate stays only if, for every explorer, it falls on the same side
-of that explorer's top set as the gold (both in it or both outside it; "take the runner-up" is
-an explorer too when only two readings exist). :func:`ambiguous` is true
-when at least two readings remain. A task is kept as a clarification task only when it is
-ambiguous in this sense; otherwise exploring solves it and it teaches nothing. Pure functions, no
-randomness, no I/O (:func:`value_stats` runs one read through a caller's ``rows`` function).
+Why not simply drop every task whose gold some explorer picks (the earlier rule)? Because that
+filter is itself a signal: if the gold is never the first row, never the most frequent value,
+never the latest year, the complementary rule ("the second-latest year", "the runner-up", "any
+but the nearest") wins far above chance. On the built-in suite "take the second-latest year" was
+right on 14 of 18 Missing-year tasks without asking. Selection on the gold cannot remove an
+explorer's information; it only moves it to another explorer.
+
+The rule instead:
+
+1. :func:`readings` is a function of what the agent sees only (the surface and the candidates'
+   values), never of the gold:
+
+   - nothing written (a Missing scope): every candidate;
+   - candidates that *contain* what was written (they start with it, or hold its words in order:
+     a cut-off or a left-out word; a CJK character counts as a word, as in ODUTQA's abbreviations):
+     all of them. Edit distance and trigrams between a cut-off and its completions measure only how
+     much was left out, which says nothing about which one was meant;
+   - otherwise candidates within a typo's reach (:data:`TYPO_EDITS`): the ones every surface
+     explorer ranks first (the nearest ones where they disagree). A misspelling with one nearest
+     value has one reading: it is not a clarification task;
+   - otherwise (a real name that is wrong here, a year outside the data) nothing written fits:
+     every candidate.
+
+   The *literal reading* (what the words say taken at face value: the latest year, the nearest
+   year, the first district) is a rank explorer the suite's baseline uses; it is removed from
+   the readings (the caller passes it), so it is right on no task, and the rule that removes it is
+   itself visible to the agent.
+2. A part is a clarification part only when >= 2 readings are left and they give different
+   answers.
+3. The gold is drawn **uniformly** among the readings (:func:`draw`). Checks a suite applies to
+   the gold (a non-trivial answer, a row in the literal table...) are applied by rejection: the
+   first reading of a uniformly shuffled list that passes is uniform over the readings that pass.
+
+Consequence: the readings are known to the agent, the gold is uniform over them, and the data's
+storage order, frequencies and values are fixed before the gold is drawn (or, for ODUTQA, stored
+in an order keyed on each row's own values), so every explorer, surface or rank, is right on at
+most 1/|readings| of the parts in expectation: a guess. ``benchmarks/explorer_audit.py`` measures
+each one's hit rate against that chance rate (and is tested on a planted bias).
+
+Pure functions, no I/O (:func:`value_stats` runs one read through a caller's ``rows`` function);
+randomness only through the caller's ``random.Random``.
 """
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: The explorers tried, in the order they are reported.
+#: The explorers the reports name, in order (surface explorers, then two rank explorers).
 EXPLORERS = ("nearest", "prefix", "trigram", "first-row", "most-frequent")
+#: The explorers that read what the user wrote (they decide the readings).
+SURFACE_EXPLORERS = ("nearest", "prefix", "trigram")
+#: Edits a misspelling may be from a value it stands for (one for surfaces under 4 characters).
+TYPO_EDITS = 2
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 
 
 @dataclass(frozen=True)
@@ -46,15 +89,20 @@ class Candidate:
     count: int | None = None
 
 
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance (insert, delete, substitute; one each), O(len(a) * len(b))."""
+def levenshtein(a: str, b: str, bound: int | None = None) -> int:
+    """Edit distance (insert, delete, substitute; one each), O(len(a) * len(b)). With ``bound``,
+    any distance above it is returned as ``bound + 1`` (faster: rows stop early)."""
     if len(a) < len(b):
         a, b = b, a
+    if bound is not None and len(a) - len(b) > bound:
+        return bound + 1
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i]
         for j, cb in enumerate(b, 1):
             cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        if bound is not None and min(cur) > bound:
+            return bound + 1
         prev = cur
     return prev[-1]
 
@@ -83,29 +131,57 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+def tokens(text: str) -> list[str]:
+    """Case-folded words of ``text`` (each CJK character one word)."""
+    return _TOKEN.findall(text.casefold())
+
+
+def contains(surface: str, value: Any) -> bool:
+    """True when ``value`` could be what ``surface`` cuts short: it starts with the surface, or
+    holds the surface's words in the same order (a left-out word), case-folded."""
+    s, v = surface.casefold().strip(), str(value).casefold()
+    if not s or s == v:
+        return False
+    if v.startswith(s):
+        return True
+    want, have = tokens(s), iter(tokens(v))
+    return bool(want) and all(w in have for w in want)
+
+
+def typo_bound(surface: str) -> int:
+    """The edits a misspelling of a value may be from it (:data:`TYPO_EDITS`, one when short)."""
+    return TYPO_EDITS if len(surface.strip()) >= 4 else 1
+
+
 def tops(surface: str | None, cands: Sequence[Candidate]) -> dict[str, list[Any] | None]:
-    """Each explorer's top set among ``cands``: the candidates it ranks first (one: a pick;
-    several: a tie it cannot break; ``None``: it has nothing to go on)."""
+    """Each explorer of :data:`EXPLORERS`' top set among ``cands``: the candidates it ranks first
+    (one: a pick; several: a tie it cannot break; ``None``: it has nothing to go on)."""
     out: dict[str, list[Any] | None] = dict.fromkeys(EXPLORERS)
     if surface is not None and str(surface).strip():
-        s = str(surface).casefold()
-
-        def text(c: Candidate) -> str:
-            return str(c.value).casefold()
-
-        out["nearest"] = _top(cands, lambda c: -levenshtein(s, text(c)))
-        starts = [c.value for c in cands if text(c).startswith(s)]
-        out["prefix"] = starts or _top(cands, lambda c: _common_prefix(s, text(c)) or None)
-        tri = _trigrams(s)
-
-        def sim(c: Candidate) -> float:
-            t = _trigrams(text(c))
-            return round(len(tri & t) / max(1, len(tri | t)), 6)
-
-        out["trigram"] = _top(cands, sim)
+        out.update(_surface_tops(str(surface), cands))
     out["first-row"] = _top(cands, lambda c: None if c.first_row is None else -c.first_row)
     out["most-frequent"] = _top(cands, lambda c: c.count or None)
     return out
+
+
+def _surface_tops(surface: str, cands: Sequence[Candidate]) -> dict[str, list[Any] | None]:
+    s = surface.casefold()
+
+    def text(c: Candidate) -> str:
+        return str(c.value).casefold()
+
+    starts = [c.value for c in cands if text(c).startswith(s)]
+    tri = _trigrams(s)
+
+    def sim(c: Candidate) -> float:
+        t = _trigrams(text(c))
+        return round(len(tri & t) / max(1, len(tri | t)), 6)
+
+    return {
+        "nearest": _top(cands, lambda c: -levenshtein(s, text(c))),
+        "prefix": starts or _top(cands, lambda c: _common_prefix(s, text(c)) or None),
+        "trigram": _top(cands, sim),
+    }
 
 
 def choices(surface: str | None, cands: Sequence[Candidate]) -> dict[str, Any]:
@@ -113,28 +189,138 @@ def choices(surface: str | None, cands: Sequence[Candidate]) -> dict[str, Any]:
     return {k: (t[0] if t and len(t) == 1 else None) for k, t in tops(surface, cands).items()}
 
 
-def unrankable(surface: str | None, cands: Sequence[Candidate], gold: Any) -> list[Any]:
-    """The candidates' values that no explorer separates from ``gold`` (``gold`` first; empty
-    when ``gold`` is not a candidate): for every explorer, each lies on the gold's side of that
-    explorer's top set (both in it, or both outside it)."""
-    if not any(c.value == gold for c in cands):
-        return []
-    ts = [t for t in tops(surface, cands).values() if t is not None]
-    keep = [gold]
-    for c in cands:
-        if c.value != gold and all((gold in t) == (c.value in t) for t in ts):
-            keep.append(c.value)
-    return keep
+def _values(cands: Sequence[Any]) -> list[Any]:
+    return [c.value if isinstance(c, Candidate) else c for c in cands]
 
 
-def ambiguous(surface: str | None, cands: Sequence[Candidate], gold: Any) -> bool:
-    """True when >= 2 readings (the gold and another) are left that no explorer can rank."""
-    return len(unrankable(surface, cands, gold)) >= 2
+def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
+    """The values of ``cands`` that ``surface`` fits (contains it, else the surface explorers'
+    joint top set within a typo's reach), in their order; ``None`` when nothing fits."""
+    vals = _values(cands)
+    surface = surface.strip()
+    fit = [v for v in vals if contains(surface, v)]
+    if fit:
+        return fit
+    bound = typo_bound(surface)
+    s = surface.casefold()
+    near = [v for v in vals if levenshtein(s, str(v).casefold(), bound) <= bound]
+    if not near:
+        return None
+    tops_ = _surface_tops(surface, [Candidate(v) for v in near])
+    ts = [t for t in tops_.values() if t]
+    # where the explorers disagree, edit distance decides (a shared first letter or trigram
+    # is weaker evidence than fewer edits)
+    return [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
+
+
+def readings(surface: str | None, cands: Sequence[Any], literal: Any = None) -> list[Any]:
+    """The readings of an unclear part, from what an agent sees only (module docstring, rule 1):
+    values of ``cands`` (:class:`Candidate` or plain values), in their order, ``literal`` left
+    out."""
+    vals = _values(cands)
+    if surface is not None and str(surface).strip():
+        vals = fitting(str(surface), vals) or vals
+    return [v for v in vals if not (literal is not None and v == literal)]
+
+
+def draw(rng: random.Random, values: Sequence[Any]) -> list[Any]:
+    """``values`` in a uniformly random order: take the first that passes the suite's checks
+    (uniform over those that pass: module docstring, rule 3)."""
+    out = list(values)
+    rng.shuffle(out)
+    return out
+
+
+def ambiguous(surface: str | None, cands: Sequence[Any], gold: Any, literal: Any = None) -> bool:
+    """True when the gold is one of >= 2 readings (:func:`readings`)."""
+    r = readings(surface, cands, literal)
+    return gold in r and len(r) >= 2
 
 
 def resolved_by(surface: str | None, cands: Sequence[Candidate], gold: Any) -> list[str]:
-    """The explorers whose pick is the gold (for reports)."""
+    """The explorers of :data:`EXPLORERS` whose pick is the gold (for reports)."""
     return [k for k, p in choices(surface, cands).items() if p is not None and p == gold]
+
+
+def _order_key(v: Any) -> tuple:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (0, v, "")
+    s = str(v)
+    try:
+        return (0, float(s), "")
+    except ValueError:
+        return (1, 0, s.casefold())
+
+
+#: How deep the k-th rank explorers go (first, second, third).
+RANK_DEPTH = 3
+
+
+def rank_picks(
+    surface: str | None, cands: Sequence[Candidate], reads: Sequence[Any]
+) -> dict[str, Any]:
+    """Each rank explorer's pick among the readings ``reads`` (``None`` where it cannot pick):
+    k-th by value order both ways, by first rowid, by frequency, by length; the last row, the
+    rarest value; the runner-up by edit distance over all candidates; the first reading (value
+    order) that is not the nearest candidate. None of them reads intent: each must hit the gold
+    on at most 1/|readings| of the parts (module docstring)."""
+    by = {c.value: c for c in cands}
+    rs = [r for r in reads if r in by]
+    out: dict[str, Any] = {}
+
+    def kth(name: str, ordered: list[Any]) -> None:
+        for k in range(RANK_DEPTH):
+            out[f"{name}-{k + 1}"] = ordered[k] if k < len(ordered) else None
+
+    kth("value-asc", sorted(rs, key=_order_key))
+    kth("value-desc", sorted(rs, key=_order_key, reverse=True))
+    rows = sorted((r for r in rs if by[r].first_row is not None), key=lambda r: by[r].first_row)
+    kth("first-row", rows)
+    out["last-row"] = rows[-1] if rows else None
+    freq = sorted((r for r in rs if by[r].count), key=lambda r: (-by[r].count, _order_key(r)))
+    kth("frequent", freq)
+    out["rarest"] = freq[-1] if freq else None
+    out["shortest"] = min(rs, key=lambda r: (len(str(r)), _order_key(r))) if rs else None
+    out["longest"] = max(rs, key=lambda r: (len(str(r)), _order_key(r))) if rs else None
+    out["runner-up-edit"] = out["not-nearest"] = None
+    if surface is not None and str(surface).strip():
+        s = str(surface).casefold()
+        dist = sorted(by, key=lambda v: (levenshtein(s, str(v).casefold()), _order_key(v)))
+        out["runner-up-edit"] = dist[1] if len(dist) > 1 else None
+        others = sorted((r for r in rs if r != dist[0]), key=_order_key)
+        out["not-nearest"] = others[0] if others else None
+    return out
+
+
+def _like(part: str) -> str:
+    """A LIKE pattern ``%part%`` (wildcards escaped with ``\\``), as an SQL literal."""
+    esc = part.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _lit(f"%{esc}%")
+
+
+def reach_sql(table_sql: str, column_sql: str, surface: str, where: str = "") -> str:
+    """A query for the distinct values of one column that :func:`readings` could keep for
+    ``surface`` (a superset: pass its rows to :func:`readings`), so a suite reads a whole column
+    of any size at the cost of one indexed-or-scanned query: values that hold each word of the
+    surface, and values of a length within :func:`typo_bound` that hold one of ``bound + 1``
+    pieces of the surface (an edit touches at most one piece, so one piece is left intact)."""
+    s = surface.strip()
+    b = typo_bound(s)
+    words = _TOKEN.findall(s) or [s]  # LIKE folds ASCII case only: keep the written case
+    conds = ["(" + " AND ".join(f"{column_sql} LIKE {_like(w)} ESCAPE '\\'" for w in words) + ")"]
+    k = len(s) // (b + 1)
+    pieces = [s[i * k : (i + 1) * k if i < b else len(s)] for i in range(b + 1)]
+    near = " OR ".join(f"{column_sql} LIKE {_like(p)} ESCAPE '\\'" for p in pieces)
+    if k == 0:  # too short to split: an intact piece may be empty
+        near = "1"
+    conds.append(
+        f"(length({column_sql}) BETWEEN {max(0, len(s) - b)} AND {len(s) + b} AND ({near}))"
+    )
+    w = f" AND ({where})" if where else ""
+    return (
+        f"SELECT DISTINCT {column_sql} FROM {table_sql} WHERE {column_sql} IS NOT NULL{w} "
+        f"AND ({' OR '.join(conds)})"
+    )
 
 
 def value_stats(
@@ -168,12 +354,22 @@ def _lit(v: Any) -> str:
 
 __all__ = [
     "EXPLORERS",
+    "RANK_DEPTH",
+    "SURFACE_EXPLORERS",
+    "TYPO_EDITS",
     "Candidate",
     "ambiguous",
     "choices",
-    "tops",
+    "contains",
+    "draw",
+    "fitting",
     "levenshtein",
+    "rank_picks",
+    "reach_sql",
+    "readings",
     "resolved_by",
-    "unrankable",
+    "tokens",
+    "tops",
+    "typo_bound",
     "value_stats",
 ]

@@ -44,10 +44,15 @@ _STOPISH = re.compile(
 
 def anchor(text: str, avoid: tuple[str, ...] = ()) -> str:
     """A word (English) or up to four characters (Chinese) of the request for the intent
-    question, outside the spans in ``avoid`` (naming a labelled span would ask about it too)."""
+    question, outside the spans in ``avoid`` (naming a labelled span would ask about it too),
+    unless nothing else is left ("How did <name> do for 2021?")."""
+    rest = text
     for a in avoid:
         if a.strip():
-            text = text.replace(a, " | ")
+            rest = rest.replace(a, " | ")
+    if avoid and rest != text:
+        got = anchor(rest)
+        return got if got not in ("request", "") else anchor(text)
     if is_chinese(text):
         runs = [
             re.sub(r"^(?:请问|请告知|请|就|在|住在|关于|的)+", "", r)

@@ -392,9 +392,11 @@ def test_deterministic(built: tuple[Suite, Path], tmp_path: Path) -> None:
 #: with a bumped version (the cache folder's name), and a refactoring must keep the bytes.
 #: v3: minimal pairs (optional attributes per seed), look-alike families, finance years per seed,
 #: ambiguity no explorer can rank (issue 22 items 3-4): the bytes changed deliberately.
+#: v4: readings from the surface and every candidate, the gold drawn uniformly among them.
 TASKS_SHA256 = {
     2: "c12316a8ecb08dab83b3a09c7e5fccbcc1648325c9b233e1e01213b8bcfa34ae",
     3: "dbb1d88fa641977baa749c504a0c14240317b6e68d89d9ae5db1d9970fb05612",
+    4: "330ff6d27af6759c06e59c85fc493a43d0da64aed4a35b774fb85023c8540f53",
 }
 
 

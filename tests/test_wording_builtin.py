@@ -67,8 +67,8 @@ def test_no_underspecified_value_is_found_by_an_explorer(cache: Path) -> None:
     res = audit(suite.tasks, suite.databases["builtin"].path)
     assert res["underspecified read tasks"] >= 150
     assert res["need no question"] == 0, res
-    # names: the audit's candidates are exactly the gold column's values
-    assert res["per kind"]["not-exist"].get("resolved", 0) == 0, res
+    # every value label leaves >= 2 readings, and no explorer beats a guess among them
+    assert res["above chance"] == [], res["above chance"]
     for kind in ("not-exist", "Error"):
         assert res["per kind"][kind]["ambiguous"] == res["per kind"][kind]["labels"]
 

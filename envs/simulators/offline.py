@@ -148,8 +148,9 @@ def _identityish(s: str) -> bool:
 
 
 def _verbs(s: str) -> set[str]:
-    """Request verbs of ``s``, names ("Mark Taylor"), e-mails and identity words left out."""
-    body = _NAME.sub(" ", s)
+    """Request verbs of ``s``, names ("Mark Taylor"), e-mails, identity words and quoted values
+    ("Book Of Thel" names a track, it asks for nothing) left out."""
+    body = _NAME.sub(" ", _QUOTED.sub(" ", s))
     body = _EMAIL.sub(" ", _AUTH.sub(" ", body))
     return {v.lower() for v in _REQUEST_VERB.findall(body)}
 

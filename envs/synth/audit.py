@@ -15,8 +15,8 @@ Contract
   - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
     column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given);
   - ``typo-with-unique-nearest-value``: a misspelled or partial value (``not-exist`` /
-    ``Error`` labels) with exactly one database value within two edits (or one completion of
-    a prefix): an agent resolves it without asking;
+    ``Error`` labels) for which exactly one value of the label's column starts with it or lies
+    within two edits of it: an agent resolves it without asking;
   - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
     a name that cannot be put in words (``G``) outside quotes;
   - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
@@ -445,13 +445,19 @@ class Auditor:
                 for c in t.columns
                 if c.kind in ("text", "date") and gold in self.values(c)
             ]
+            # the column the label names first: another table's column with the same value
+            # (a continent beside a region) is not where the agent looks
+            cols.sort(key=lambda c: c.name != u.label.slot)
             for c in cols[:1]:
-                vals = self.values(c)
                 s = surface.casefold()
-                if kind == "Error":
-                    near = [v for v in vals if v.casefold().startswith(s)]
-                else:
-                    near = [v for v in vals if _levenshtein(s, v.casefold()) <= 2]
+                # what the surface could stand for, whatever the label's kind: the values it
+                # cuts short and the values within two edits (a misspelled Error value, a
+                # cut-off not-exist name)
+                near = [
+                    v
+                    for v in self.values(c)
+                    if v.casefold().startswith(s) or _levenshtein(s, v.casefold()) <= 2
+                ]
                 if near == [gold]:
                     report.add("typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}")
                     return

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 # sqlite_utils imports pandas when installed, ~0.25 s in every process that loads the suite).
 
 #: Bump when the generated database or tasks change (it names the cache folder).
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 DB_KEY = "builtin"
 DB_FILE = "builtin.sqlite"

@@ -2,13 +2,14 @@
 slots), WHERE not-exist (a look-alike family's common name) and mixed underspecification.
 
 Ambiguity that exploring cannot resolve (:mod:`clarisql.envs.explorers`): every unclear part has
-candidate readings (the city's districts, the cities with that district, the year tables, the
-names in the gold table's column), each with its first row and its row count; a part is kept only
-when the gold is one of >= 2 readings that no explorer (nearest by edit distance, prefix,
-character trigrams, first row by rowid, most frequent) separates, and those readings give
-different answers. The gold is drawn among the readings that qualify; the literal reading
-(``naive_sql``) is what the words say (the first district, the latest year, the nearest year, the
-name as written).
+candidates (the city's districts, the cities with that district, the year tables, every name in
+the gold table's column); its *readings* come from what the user wrote and those candidates only
+(:func:`~clarisql.envs.explorers.readings`), never from the gold, with the literal reading
+(``naive_sql``: the first district, the latest year, the nearest year; the name as written is no
+candidate) left out. A part is kept only when >= 2 readings are left and give different answers,
+and the gold is drawn uniformly among them, so no explorer (nearest, prefix, trigrams, first
+row, most frequent, the k-th by year or by row: "the second-latest year") is right more often
+than a guess.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from clarisql.envs.explorers import Candidate, unrankable, value_stats
+from clarisql.envs.explorers import Candidate, readings
 from clarisql.envs.suites.builtin import names as N
 from clarisql.envs.suites.builtin.db import District, possessive, sql_str
 from clarisql.envs.suites.builtin.intents import Intents
@@ -38,12 +39,17 @@ class Clarify(Intents):
     # ========================================================================================
     # explorers
     # ========================================================================================
-    def differ(self, sqls: Sequence[str]) -> bool:
-        """True when at least two of the queries (the first :data:`MAX_READINGS`) give
-        different answers."""
+    def differ(self, sqls: Sequence[str], literal: str | None = None) -> bool:
+        """True when at least two of the queries (the first :data:`MAX_READINGS` readings) give
+        different answers, not counting a reading that answers as the ``literal`` reading does:
+        an agent could rule that one out by running both (the gold never answers as the literal
+        reading does, so such readings are never the gold)."""
+        bad = self.rows(literal) if literal is not None else None
         seen: list[list[tuple]] = []
         for sql in list(sqls)[:MAX_READINGS]:
             rows = self.rows(sql)
+            if bad is not None and same_answer(rows, bad):
+                continue
             if not any(same_answer(rows, x) for x in seen):
                 seen.append(rows)
             if len(seen) >= 2:
@@ -51,12 +57,12 @@ class Clarify(Intents):
         return False
 
     def pick_gold(
-        self, surface: str | None, cands: list[Candidate], allowed: Sequence[Any]
+        self, surface: str | None, cands: list[Candidate], literal: Any = None
     ) -> tuple[Any, list[Any]] | None:
-        """A gold drawn among ``allowed`` values that leave >= 2 unrankable readings, with those
-        readings (the gold first); ``None`` if no value qualifies."""
-        ok = [(g, r) for g in allowed if len(r := unrankable(surface, cands, g)) >= 2]
-        return self.rng.choice(ok) if ok else None
+        """A gold drawn uniformly among the readings of ``surface`` over ``cands`` (``literal``
+        left out), with the readings; ``None`` when fewer than two are left."""
+        reads = readings(surface, cands, literal)
+        return (self.rng.choice(reads), reads) if len(reads) >= 2 else None
 
     def district_cands(self, ds: list[District], tkind: str, by_city: bool) -> list[Candidate]:
         """Candidates for a district scope: the district's name (or its city's, ``by_city``),
@@ -99,15 +105,16 @@ class Clarify(Intents):
         members = [v for v in vals if self.family_surface(v) is not None]
         if not members:
             return None
-        gold = self.rng.choice(members)
-        surface = self.family_surface(gold)
-        cands = value_stats(self.rows, table, col, vals)
-        keep = unrankable(surface, cands, gold)
+        surface = self.family_surface(self.rng.choice(members))
+        if surface is None or surface in vals:
+            return None
+        keep = readings(surface, vals)  # every name the surface could cut short
         if len(keep) < 2:
             return None
-        if not self.differ([q.render_sql(table, v, measure=measure) for v in keep]):
+        literal = q.render_sql(table, surface, measure=measure)
+        if not self.differ([q.render_sql(table, v, measure=measure) for v in keep], literal):
             return None
-        q.ent = gold
+        q.ent = self.rng.choice(keep)  # uniform: no explorer beats a guess
         return surface
 
     # ========================================================================================
@@ -132,7 +139,7 @@ class Clarify(Intents):
     ) -> tuple[District, list[District]] | None:
         ds = self.w.districts[city]
         cands = self.district_cands(ds, tkind, by_city=False)
-        got = self.pick_gold(surface, cands, [d.name for d in ds if d.name != exclude])
+        got = self.pick_gold(surface, cands, exclude)
         if got is None:
             return None
         by = {d.name: d for d in ds}
@@ -143,7 +150,7 @@ class Clarify(Intents):
     ) -> tuple[District, list[District]] | None:
         ds = [self.w.district(c, name) for c in self.w.cities_with(name)]
         cands = self.district_cands(ds, tkind, by_city=True)
-        got = self.pick_gold(surface, cands, [d.city for d in ds if d.city != exclude])
+        got = self.pick_gold(surface, cands, exclude)
         if got is None:
             return None
         by = {d.city: d for d in ds}
@@ -230,21 +237,22 @@ class Clarify(Intents):
         cands = self.year_cands()
         if kind == "Missing":
             naive = self.years[-1]
-            got = self.pick_gold(None, cands, [str(y) for y in self.years[:-1]])
+            got = self.pick_gold(None, cands, str(naive))
             if got is None:
                 return None
             y = int(got[0])
             us = Underspec(Label("Missing", "", "year"), str(y))
             return y, naive, "", us, [int(x) for x in got[1]]
-        # a year next to the table years (other seeds' databases have it): the readings no
-        # explorer separates (as close, as many rows, not the first table) stay
+        # a year next to the table years (other seeds' databases have it): every other year
+        # is a reading, the nearest one is the literal reading
         s = str(self.rng.choice((self.years[0] - 1, self.years[-1] + 1)))
-        got = self.pick_gold(s, cands, [str(y) for y in self.years])
+        naive = nearest_year(s, self.years)
+        got = self.pick_gold(s, cands, str(naive))
         if got is None:
             return None
         y = int(got[0])
         us = Underspec(Label("Unmatch", s, "year"), str(y))
-        return y, nearest_year(s, self.years), self.year_phrase(s), us, [int(x) for x in got[1]]
+        return y, naive, self.year_phrase(s), us, [int(x) for x in got[1]]
 
     def from_makers(self, kind: str) -> list[Callable[[], DomainDraft | None]]:
         def loc(slot: str) -> Callable[[], DomainDraft | None]:
@@ -257,9 +265,10 @@ class Clarify(Intents):
                 q = self.loc_q(tkind, gold_d)
                 if q is None or q.ent is not None:  # a named entity may not exist elsewhere
                     return None
-                if not self.differ([q.render_sql(self.table_of(tkind, d)) for d in readings]):
-                    return None
                 gt, nt = self.table_of(tkind, gold_d), self.table_of(tkind, naive_d)
+                sqls = [q.render_sql(self.table_of(tkind, d)) for d in readings]
+                if not self.differ(sqls, q.render_sql(nt)):
+                    return None
                 text = prefix + q.render_text(loc_text)
                 return DomainDraft(
                     f"{q.name}+{kind}_{slot}",
@@ -280,9 +289,10 @@ class Clarify(Intents):
                 return None
             gy, ny, phrase, us, readings = got
             q = self.fin_q(gy, company=False)
-            if not self.differ([q.render_sql(f"enterprise_finance_{y}") for y in readings]):
-                return None
             gt, nt = f"enterprise_finance_{gy}", f"enterprise_finance_{ny}"
+            sqls = [q.render_sql(f"enterprise_finance_{y}") for y in readings]
+            if not self.differ(sqls, q.render_sql(nt)):
+                return None
             return DomainDraft(
                 f"{q.name}+{kind}_year",
                 "from",
@@ -392,7 +402,8 @@ class Clarify(Intents):
             if intent:
                 uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
             if readings and not self.differ(
-                [q.render_sql(f"enterprise_finance_{y}", measure=g) for y in readings]
+                [q.render_sql(f"enterprise_finance_{y}", measure=g) for y in readings],
+                q.render_sql(nt, measure=g),
             ):
                 return None
             parts = (
@@ -449,7 +460,8 @@ class Clarify(Intents):
             if intent:
                 uss.insert(0, Underspec(Label("intent"), q.measures[g][1]))
             if readings and not self.differ(
-                [q.render_sql(self.table_of(kind, d), measure=g) for d in readings]
+                [q.render_sql(self.table_of(kind, d), measure=g) for d in readings],
+                q.render_sql(nt, measure=g),
             ):
                 return None
             parts = (

@@ -18,15 +18,18 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   under the environment's own comparison;
 - exploring the database cannot settle any unclear part: the readings that drop an unclear
   filter (every scope value or every name at once, each alone and both together; a family's
-  literal table) give a different answer than the gold, and for each part >= 2 of its candidate
-  readings give different non-empty answers (intent: the candidate aggregates; scope: the scope
-  values; misspelled scope value or name: the values it is close to, by difflib similarity or by
-  sharing the first word);
-- no explorer can rank the readings (:mod:`clarisql.envs.explorers`: nearest by edit distance,
-  prefix, character trigrams, first row by rowid, most frequent): a scope or name part counts
-  only the candidates that no explorer separates from the gold, and >= 2 of those must be left
-  and give different answers. A gold that the nearest value, the only completion of a prefix,
-  the first matching row or the commonest value would find is not a clarification task.
+  literal table) give a different answer than the gold, and for each part >= 2 of its readings
+  give different answers (intent: the candidate aggregates; scope and name: below);
+- no explorer beats a guess (:mod:`clarisql.envs.explorers`): a scope or name part's readings
+  come from what the user wrote and *every* value an agent could find (all the scope values;
+  every value of the name column, read with one query), never from the gold, the literal reading
+  left out. Readings an agent could rule out by running them (an empty or zero answer, the
+  literal reading's answer, the answer without the unclear filter) do not count, and the gold
+  is held to the same test; >= 2 of the rest must give different answers, and the gold is drawn
+  uniformly among the readings (the first of a shuffled list that passes the checks). A
+  misspelling with one nearest value, or a cut-off with one completion, has one reading: not a
+  clarification task; nearest, prefix, first row, most frequent, "the second-latest year" or
+  "anything but the nearest" is right on at most 1/|readings| of the parts.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarisql.envs.explorers import Candidate, unrankable, value_stats
+from clarisql.envs.explorers import draw, fitting, reach_sql, readings
 from clarisql.envs.synth.layers.common import (
     Agg,
     Made,
@@ -197,40 +200,45 @@ class _ClarifyGen:
 
     # --- the parts --------------------------------------------------------------------------------
     def scope_part(self, sc: _Scope, kind: str) -> tuple[list[Any], Any, Any] | None:
-        """(gold values to try, the literal reading's value, the surface the user says)."""
+        """(gold values to try: the readings in a uniformly random order, the literal reading's
+        value, the surface the user says). The readings are every scope value the surface
+        fits (all of them for a Missing scope or a year outside the data), the literal left out
+        (:func:`~clarisql.envs.explorers.readings`)."""
         rng, vals = self.rng, sc.values
         if kind == "Missing":
             nums = [x for x in vals if isinstance(x, (int, float))]
             naive = max(nums) if sc.year_like and nums else vals[0]
-            others = [x for x in vals if x != naive]
-            rng.shuffle(others)
-            return (others, naive, None) if others else None
+            reads = readings(None, vals, naive)
+            return (draw(rng, reads), naive, None) if len(reads) >= 2 else None
         if kind == "Error":
             texts = [x for x in vals if isinstance(x, str)]
             if not texts:
                 return None
             known = {str(x).casefold() for x in vals}
             rng.shuffle(texts)
-            for gold in texts:
-                s = typo(rng, gold)
-                if s is None or s.casefold() in known or len(close_values(s, vals)) < 2:
-                    got = shared_prefix(gold, vals)  # no ambiguous misspelling: a cut-off value
+            for seed in texts[:12]:
+                s = typo(rng, seed)
+                if s is None or s.casefold() in known or len(readings(s, vals)) < 2:
+                    got = shared_prefix(seed, vals)  # no ambiguous misspelling: a cut-off value
                     s = None if got is None else got[0]
-                if s is not None:
-                    return [gold], s, s  # the literal reading filters on the surface as written
+                if s is not None and len(reads := readings(s, vals)) >= 2:
+                    # the literal reading filters on the surface as written
+                    return draw(rng, reads), s, s
             return None
         nums = sorted(x for x in vals if isinstance(x, int))
         if len(nums) < 2:
             return None
         u = nums[-1] + rng.randint(1, 4) if rng.random() < 0.6 else nums[0] - rng.randint(1, 4)
         nearest = min(nums, key=lambda x: (abs(x - u), -x))
-        golds = [x for x in nums if x != nearest]
-        rng.shuffle(golds)
-        return golds, nearest, u
+        reads = readings(str(u), nums, nearest)
+        return (draw(rng, reads), nearest, u) if len(reads) >= 2 else None
 
     def entity_part(
         self, t: str, col: ColumnProfile, scope_filter: tuple[str, Any] | None
-    ) -> tuple[str, str, list[str]] | None:  # (gold value, surface, candidates)
+    ) -> tuple[str, str, list[str]] | None:  # (gold value, surface, readings)
+        """A name written unclearly: a surface made from a value of the column (its first word,
+        or a misspelling), the readings it fits among *every* value of the column, and a gold
+        drawn uniformly among them (:mod:`clarisql.envs.explorers`)."""
         rng = self.rng
         where = present_sql(col, qi(col.name))
         if scope_filter is not None:
@@ -243,10 +251,13 @@ class _ClarifyGen:
             return None
         order = list(vals)
         rng.shuffle(order)
-        for gold in order[:12]:
-            got = self.name_surface(gold, vals, base, col)
-            if got is not None:
-                surface, cands = got
+        for seed in order[:12]:
+            got = self.name_surface(seed, vals, base, col)
+            if got is None:
+                continue
+            surface = got[0]
+            reads = self.column_readings(t, col.name, surface)
+            if seed in reads and len(reads) >= 2:
                 break
         else:
             return None
@@ -255,7 +266,7 @@ class _ClarifyGen:
         )
         if exists is None or exists[0][0]:
             return None
-        return gold, surface, cands  # every reading: the explorers rank them all
+        return rng.choice(reads), surface, reads  # uniform over the readings
 
     def name_surface(
         self, gold: str, vals: list[str], base: str, col: ColumnProfile
@@ -276,14 +287,6 @@ class _ClarifyGen:
             if surface and gold in cands and len(cands) >= 2:
                 return surface, cands
         return None
-
-    @staticmethod
-    def error_pool(surface: str, values: list[Any]) -> list[Any]:
-        """The values a misspelled or cut-off scope value may stand for."""
-        pre = [
-            x for x in values if isinstance(x, str) and x.casefold().startswith(surface.casefold())
-        ]
-        return pre if len(pre) >= 2 else close_values(surface, values)
 
     # --- one task -----------------------------------------------------------------------------------
     def compose(self, recipe: str) -> Made | None:
@@ -375,54 +378,100 @@ class _ClarifyGen:
             return None
         # clarifying is necessary: every unclear part keeps >= 2 readings with different answers
         e1 = ent[1] if ent else None
-        readings: dict[str, list[str]] = {}
+        parts_sql: dict[str, list[str]] = {}
+        against: dict[str, list[str]] = {}  # answers an agent would rule a reading out by
         if intent:  # the gold and the literal reading first: their answers are cached
             order = [cands[gi], cands[ni], *(c for i, c in enumerate(cands) if i not in (gi, ni))]
-            readings["intent"] = [build(c, g_scope, e1).sql() for c in order]
+            parts_sql["intent"] = [build(c, g_scope, e1).sql() for c in order]
         if sc is not None and sp is not None:
-            pool = sc.values if scope_kind != "Error" else self.error_pool(sp[2], sc.values)
-            # only the readings no explorer separates from the gold count (module docstring)
+            # the readings, from the surface and every scope value (module docstring)
             surface = None if scope_kind == "Missing" else show(sp[2])
-            keep = unrankable(surface, self.scope_candidates(sc, pool), sp[0])
-            if len(keep) < 2:
+            keep = readings(surface, sc.values, None if scope_kind == "Error" else sp[1])
+            if sp[0] not in keep or len(keep) < 2:
                 return None
-            readings["scope"] = [build(base_g, x, e1).sql() for x in keep[:MAX_CANDIDATES]]
+            parts_sql["scope"] = [build(base_g, x, e1).sql() for x in self.sample(sp[0], keep)]
+            against["scope"] = [
+                build(base_g, n_scope, e1).sql(),
+                build(base_g, n_scope, e1, ("scope",)).sql(),
+            ]
         if ent is not None:
-            keep = self.unrankable_values(gold_table, ent[0].name, ent[2], ent[3], ent[1])
+            keep = ent[3]  # the name's readings over the whole column (entity_part)
             if len(keep) < 2:
                 return None
-            readings["name"] = [build(base_g, g_scope, x).sql() for x in keep[:MAX_CANDIDATES]]
-        # the first STOP readings of each part run at once; further ones only when needed
-        self.v.prefetch(q for qs in readings.values() for q in qs[:STOP])
-        checks = {
-            k: distinct_answers((self.rows(q) for q in qs), STOP) for k, qs in readings.items()
-        }
+            parts_sql["name"] = [build(base_g, g_scope, x).sql() for x in self.sample(ent[1], keep)]
+            against["name"] = [
+                build(base_g, g_scope, ent[2]).sql(),
+                build(base_g, g_scope, None, ("name",)).sql(),
+            ]
+        self.v.prefetch(q for qs in (*parts_sql.values(), *against.values()) for q in qs)
+        checks: dict[str, int] = {}
+        for k, qs in parts_sql.items():
+            if k == "intent":
+                checks[k] = distinct_answers((self.rows(q) for q in qs), STOP)
+                continue
+            ok = self.open_answers(qs, against[k])
+            if ok is None:
+                return None
+            checks[k] = distinct_answers(ok, STOP)
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
 
-    def scope_candidates(self, sc: _Scope, pool: list[Any]) -> list[Candidate]:
-        """The scope values of ``pool`` as explorer candidates: a column's values with their
-        first rowid and row count; a family's tables in name order with their row counts."""
-        if sc.column is None:
-            out = []
-            for i, (val, table) in enumerate(zip(sc.values, sc.tables, strict=True)):
-                if val in pool:
-                    n = self.rows(f"SELECT COUNT(*) FROM {qi(table)}")
-                    out.append(Candidate(val, i + 1, n[0][0] if n else None))
-            return out
-        col = sc.expr or qi(sc.column.name)
-        return value_stats(self.rows, qi(sc.tables[0]), col, pool)
+    def sample(self, gold: Any, reads: list[Any]) -> list[Any]:
+        """The gold and up to ``MAX_CANDIDATES - 1`` other readings, drawn at random: the
+        readings whose answers are compared (a gold-independent share of them)."""
+        others = [x for x in reads if x != gold]
+        self.rng.shuffle(others)
+        return [gold, *others[: MAX_CANDIDATES - 1]]
+
+    def open_answers(self, qs: list[str], against: list[str]) -> list[list[tuple]] | None:
+        """The answers of the readings ``qs`` (the gold's first) that an agent could not rule
+        out by running them: non-trivial, and not the answer of the literal reading nor of the
+        query without the unclear filter (``against``). ``None`` when the gold's is ruled out:
+        the gold is held to the same test as every other reading, so ruling readings out this
+        way leaves the gold uniform among those left (:mod:`clarisql.envs.explorers`)."""
+        bad = [a for a in (self.rows(q) for q in against) if a is not None]
+        out = []
+        for i, q in enumerate(qs):
+            a = self.rows(q)
+            fine = a is not None and not is_trivial(a) and not any(same_answer(a, b) for b in bad)
+            if i == 0 and not fine:
+                return None
+            if fine and a is not None:
+                out.append(a)
+        return out
+
+    def column_readings(
+        self, table: str, column: str, surface: Any, literal: Any = None
+    ) -> list[Any]:
+        """The readings of ``surface`` among *every* value of ``table.column`` (read with one
+        query, :func:`~clarisql.envs.explorers.reach_sql`; all values when nothing fits or
+        nothing was written), ``literal`` left out."""
+        allv = f"SELECT DISTINCT {qi(column)} FROM {qi(table)} WHERE {qi(column)} IS NOT NULL"
+        if surface is not None and str(surface).strip():
+            near = [r[0] for r in self.rows(reach_sql(qi(table), qi(column), str(surface))) or []]
+            fit = fitting(str(surface), near)
+            if fit is not None:
+                return readings(None, fit, literal)
+        return readings(None, [r[0] for r in self.rows(f"{allv} LIMIT 5000") or []], literal)
 
     def unrankable_values(
-        self, table: str, column: str, surface: Any, cands: list[Any], gold: Any
+        self,
+        table: str,
+        column: str,
+        surface: Any,
+        cands: list[Any],
+        gold: Any,
+        literal: Any = None,
     ) -> list[Any]:
-        """The values of ``cands`` (of ``table.column``) that no explorer separates from
-        ``gold`` given what the user wrote (``surface``; ``None`` for nothing)."""
-        if gold not in cands:
-            cands = [gold, *cands]
-        stats = value_stats(self.rows, qi(table), qi(column), cands)
-        return unrankable(None if surface is None else show(surface), stats, gold)
+        """The readings of ``surface`` among every value of ``table.column``
+        (:meth:`column_readings`; ``cands``, the caller's own close values, only need to hold
+        the gold), ``gold`` first; empty when the surface does not fit ``gold``. The caller
+        draws its gold uniformly among them."""
+        reads = self.column_readings(table, column, surface, literal)
+        if gold not in reads:
+            return []
+        return [gold, *(x for x in reads if x != gold)]
 
     def settled_by_all(
         self, gold_rows: list[tuple], parts: list[str], relaxed: Callable[[tuple[str, ...]], Agg]

@@ -18,6 +18,7 @@ both branches on it is left out).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from typing import Any
@@ -80,10 +81,14 @@ class DraftedClarify:
         if got is None:
             return None
         kind, surface, naive_value, cands = got
-        # only readings no explorer separates from the gold count (clarisql.envs.explorers)
-        cands = self.gen.unrankable_values(table, col, surface, cands, value)
+        # the readings come from the surface and every value of the column, and the gold is
+        # drawn uniformly among them: no explorer beats a guess (clarisql.envs.explorers)
+        cands = self.gen.unrankable_values(table, col, surface, cands, value, naive_value)
         if len(cands) < 2:
             return None
+        value = self.rng.choice(cands)
+        new_ref = f"{qi(table)}.{qi(col)} = {sql_lit(value)}"
+        d, ref = dataclasses.replace(d, sql=d.sql.replace(ref, new_ref)), new_ref
         shown = f"'{surface}'" if isinstance(surface, str) else show(surface)
         question = pat.sub(lambda _: shown, d.question)
         naive = d.sql.replace(ref, f"{qi(table)}.{qi(col)} = {sql_lit(naive_value)}")
