@@ -125,7 +125,9 @@ def test_openai_policy_solves_the_tasks_through_the_runner(task_file, tmp_path, 
             },
         )
         o = run_eval(cfg, tmp_path / "run", concurrency=3, progress=False)
-    assert o.complete and o.n_errors == 0 and o.metrics["pass@1"] == 1.0
+    errors = tmp_path / "run" / "errors.jsonl"
+    why = errors.read_text()[:3000] if errors.exists() else ""
+    assert o.complete and o.n_errors == 0 and o.metrics["pass@1"] == 1.0, why
     assert o.metrics["detection"]["from"]["f1"] == 1.0
     assert all(h.get("Authorization") == "Bearer sk-test-123" for h in srv.headers)
     first = srv.requests[0]
