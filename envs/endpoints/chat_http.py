@@ -40,6 +40,13 @@ from typing import Any
 import httpx
 import openai
 
+try:  # openai >= 2.5x imports httpx2 lazily on first use and reads ``sys.modules`` meanwhile:
+    # clients built on several threads at once then see a half-imported module
+    # ("partially initialized module 'httpx2' has no attribute 'Timeout'"); import it once here.
+    import httpx2  # noqa: F401
+except ImportError:  # (older openai, or the httpx2 extra absent: nothing imports it lazily)
+    pass
+
 #: Statuses worth retrying: timeouts, conflicts, rate limits, server errors.
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 _MAX_BACKOFF_S = 30.0
