@@ -181,3 +181,29 @@ def test_vague_intent_names_the_whole_table_in_the_plural(suite: list[Task]) -> 
     for t in vague:
         table = human(t.metadata["tables"][0])
         assert f"the {plural(table)}" in t.utterance, t.utterance
+
+
+def test_the_audit_counts_an_unanswerable_attribute_a_join_path_may_hold(db: Path) -> None:
+    from clarisql.envs.synth.audit import audit_tasks
+
+    lake = discover(profile_lake(db))
+    planted = [
+        Task(id="p1", db="x", utterance="Which country does the rental with rental ID 4 have?",
+             answerable=False, unanswerable_kind="column-surface",
+             category="unanswerable:column-surface",
+             metadata={"tables": ["rental"], "requested": "country"}),
+        Task(id="p2", db="x", utterance="What is the list price of the film 'x'?",
+             answerable=False, unanswerable_kind="column-related",
+             category="unanswerable:column-related",
+             metadata={"tables": ["film"], "requested": "list price"}),
+        Task(id="p3", db="x", utterance="What is the boiling point of the film 'x'?",
+             answerable=False, unanswerable_kind="column-unrelated",
+             category="unanswerable:column-unrelated",
+             metadata={"tables": ["film"], "requested": "boiling point"}),
+    ]  # fmt: skip
+    v = Verifier(db)
+    try:
+        got = audit_tasks(planted, lake, v)
+    finally:
+        v.close()
+    assert got.total("unanswerable-with-matching-column") == 2, got.examples
