@@ -40,6 +40,8 @@ def _describers(r: Roles, key: ColumnProfile) -> list[ColumnProfile]:
 def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
     out: dict[str, list[Maker]] = {"simple": [], "moderate": [], "challenging": []}
     for j in cx.lake.joins:
+        if not (cx.lake.is_subject(j.left[0]) and cx.lake.is_subject(j.right[0])):
+            continue  # both tables are named in the question: no link or mirror table
         lt, rt = cx.lake.table(j.left[0]), cx.lake.table(j.right[0])
         fk, key = lt.column(j.left[1]), rt.column(j.right[1])
         rl, rr = cx.roles[lt.name], cx.roles[rt.name]
@@ -244,6 +246,8 @@ def _mapped(
 def union_makers(cx: DraftContext) -> dict[str, list[Maker]]:
     out: dict[str, list[Maker]] = {"simple": [], "moderate": [], "challenging": []}
     for u in cx.lake.unions:
+        if not (cx.lake.is_subject(u.left) and cx.lake.is_subject(u.right)):
+            continue
         ra = cx.roles[u.left]
         dims, meas = _mapped(cx, u, ra.dims), _mapped(cx, u, ra.measures)
         # rows are named by a label, a key, or else the most varied dimension (``store``)

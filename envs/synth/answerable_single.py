@@ -57,6 +57,8 @@ def shown(r: Roles) -> ColumnProfile | None:
 def single_makers(cx: DraftContext) -> dict[str, list[Maker]]:
     out: dict[str, list[Maker]] = {d: [] for d in DIFFICULTIES}
     for name in sorted(cx.roles):
+        if not cx.lake.is_subject(name):
+            continue  # (a link or mirror table: lake.non_subjects)
         r = cx.roles[name]
         lab = shown(r)
         if lab and r.dims:

@@ -13,7 +13,8 @@ Contract
     :func:`~.column_roles.summable`);
   - ``group-by-aggregated-column``: a column both grouped by and aggregated in one SELECT;
   - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
-    column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given);
+    column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given), or
+    whose head noun is a column's head noun in a table the asked table reaches by joins;
   - ``typo-with-unique-nearest-value``: a misspelled or partial value (``not-exist`` /
     ``Error`` labels) for which exactly one value of the label's column starts with it or lies
     within two edits of it: an agent resolves it without asking;
@@ -422,14 +423,19 @@ class Auditor:
         tables = list(self.lake.tables)
         names = {t.name for t in self.lake.tables}  # (a helper table is counted on its own)
         asked = [t for t in task.metadata.get("tables", []) if isinstance(t, str) and t in names]
-        if task.unanswerable_kind == "column-surface" and asked:
-            # TrustSQL's column-surface kind: the column exists, but in a table too far away
-            # from the one asked about; only that table and its near neighbours count
+        if asked:
             from clarisql.envs.synth.layers.unanswerable import _UnansGen
 
             gen = _UnansGen(self.lake, self.v, random.Random(0))
-            near = set().union(*(gen.linked(self.lake.table(t)) for t in asked))
-            tables = [t for t in tables if t.name in near]
+            if any(gen.in_doubt(self.lake.table(t), attr) for t in asked):
+                # a column the asked table reaches by joins shares the attribute's head noun
+                report.add("unanswerable-with-matching-column", task, f"{attr} (head noun)")
+                return
+            if task.unanswerable_kind == "column-surface":
+                # TrustSQL's column-surface kind: the column exists, but in a table the one
+                # asked about cannot reach; only the tables it reaches count
+                near = set().union(*(gen.reachable(self.lake.table(t)) for t in asked))
+                tables = [t for t in tables if t.name in near]
         if not absent(attr, tables, self.semantic):
             report.add("unanswerable-with-matching-column", task, attr)
 

@@ -33,6 +33,13 @@ Contract
   found in another table's unique integer key (a country's capital, a city id) is marked as a
   key part, so its role is ``identifier`` whatever its name says (``hauptstadt`` is no amount to
   average): a name in another language or a cryptic one does not make a reference a measure.
+- Tables that are no subject (:func:`subjectless_tables`, the lake's ``non_subjects``): a link
+  table (at least two key or foreign-key columns and nothing else but timestamps the database
+  keeps: ``film_category`` = ``film_id``, ``category_id``, ``last_update``) or a mirror (its
+  column names are a subset of another table's, they share a column unique in both, and every
+  one of its rows, up to :data:`MIRROR_CHECK_ROWS`, is found in that table with the same values:
+  ``film_text`` = ``film``'s id, title, description). They stay in ``tables`` and in join paths;
+  no question or request is about them. Told by structure and values, never by name.
 - :class:`DiscoveryStats` says which path ran, how many candidates LSH proposed and the time.
 """
 
@@ -378,8 +385,100 @@ def discover(
         )
     joins = find_joins(lake, exact_limit=exact_limit, stats=stats)
     unions = find_unions(lake)
+    non_subjects = tuple(subjectless_tables(replace(lake, joins=tuple(joins))))
     stats.seconds = time.perf_counter() - t0
-    return replace(lake, joins=tuple(joins), unions=tuple(unions))
+    return replace(lake, joins=tuple(joins), unions=tuple(unions), non_subjects=non_subjects)
+
+
+#: rows of a candidate mirror table compared with the table it copies (the first ones by rowid)
+MIRROR_CHECK_ROWS = 5000
+_KEYISH = re.compile(r"(?:^|_)id$|[a-z0-9]Id$|^id_", re.I)
+_KEPT_TIME = re.compile(r"^(?:last_?)?(?:update|modif|modified|changed|created)", re.I)
+
+
+def _timestamp(c: ColumnProfile) -> bool:
+    """A time the database keeps by itself (``last_update``, ``created_at``), not a fact."""
+    from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
+
+    return c.name.lower() in DEFAULT_VOLATILE_COLUMNS or bool(
+        c.kind == "date" and _KEPT_TIME.search(c.name)
+    )
+
+
+def _is_link(
+    t: TableProfile, joins: tuple[JoinPair, ...], declared: set[str], referred: bool
+) -> bool:
+    """At least two columns refer to other tables (a declared foreign key, ``declared``, or a
+    discovered join), and every other column is a timestamp the database keeps or one unique
+    id of its own that no other table refers to (``inventory`` = film, store and an
+    ``inventory_id`` that rentals refer to: an entity, not a link)."""
+    refs = declared | {j.left[1] for j in joins if j.left[0] == t.name and j.right[0] != t.name}
+    rest = [c for c in t.columns if c.name not in refs and not _timestamp(c)]
+    if len(t.columns) - len(rest) - sum(_timestamp(c) for c in t.columns) < 2:
+        return False
+    if not rest:
+        return True
+    if len(rest) > 1 or not (rest[0].unique and _KEYISH.search(rest[0].name)):
+        return False
+    return not referred and not any(j.right == (t.name, rest[0].name) for j in joins)
+
+
+def subjectless_tables(lake: LakeProfile) -> list[str]:
+    """The link and mirror tables of ``lake`` (see the module docstring), in table order."""
+    conn = apsw.Connection(
+        f"file:{Path(lake.db_path)}?mode=ro",
+        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+    )
+    try:
+        fks = {
+            t.name: list(conn.execute(f"PRAGMA foreign_key_list({quote_ident(t.name)})"))
+            for t in lake.tables
+        }
+        referred = {r[2].casefold() for t, rs in fks.items() for r in rs if r[2] != t}
+        out = [
+            t.name
+            for t in lake.tables
+            if t.rows > 0
+            and _is_link(t, lake.joins, {r[3] for r in fks[t.name]}, t.name.casefold() in referred)
+        ]
+        for t in lake.tables:
+            if t.name in out or t.rows == 0 or len(t.columns) < 2:
+                continue
+            names = {c.name.lower(): c for c in t.columns}
+            for o in lake.tables:
+                if o.name == t.name or o.name in out:
+                    continue
+                theirs = {c.name.lower(): c for c in o.columns}
+                if not set(names) <= set(theirs):
+                    continue
+                smaller = t.rows < o.rows or (t.rows == o.rows and t.name > o.name)
+                if len(theirs) == len(names) and not smaller:
+                    continue  # two copies: the larger (then the first by name) stays a subject
+                if not any(c.unique and theirs[n].unique for n, c in names.items()):
+                    continue
+                if _copied(conn, t, o, names, theirs):
+                    out.append(t.name)
+                    break
+        return out
+    finally:
+        conn.close()
+
+
+def _copied(
+    conn: apsw.Connection, t: TableProfile, o: TableProfile, mine: dict, theirs: dict
+) -> bool:
+    """Every row of ``t`` (the first :data:`MIRROR_CHECK_ROWS`) is in ``o`` with the same values."""
+    same = " AND ".join(
+        f"o.{quote_ident(theirs[n].name)} IS t.{quote_ident(c.name)}" for n, c in mine.items()
+    )
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT * FROM {quote_ident(t.name)} LIMIT {MIRROR_CHECK_ROWS}) AS t "
+        f"WHERE NOT EXISTS (SELECT 1 FROM {quote_ident(o.name)} AS o WHERE {same})"
+    )
+    try:
+        return next(iter(conn.execute(sql)))[0] == 0
+    except apsw.Error:
+        return False
 
 
 _STEP_DAYS = (1, 7)
@@ -547,6 +646,7 @@ __all__ = [
     "DiscoveryStats",
     "discover",
     "helper_tables",
+    "subjectless_tables",
     "value_references",
     "index_lake",
     "find_joins",

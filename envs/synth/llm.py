@@ -287,7 +287,7 @@ def _describe(t: TableProfile) -> str:
 
 
 def _cells(lake: LakeProfile) -> list[tuple[str, str, tuple[str, ...]]]:
-    single = [t.name for t in lake.tables if t.usable()]
+    single = [t.name for t in lake.tables if t.usable() and lake.is_subject(t.name)]
     cells = []
     for d in DIFFICULTIES:
         cells += [(d, "single", (t,)) for t in single[:3]]

@@ -132,6 +132,13 @@ class LakeProfile:
     #: helper tables (calendars, number sequences) left out of ``tables``: nothing is asked
     #: about them (:func:`clarisql.envs.synth.discover.helper_tables`)
     helpers: tuple[TableProfile, ...] = ()
+    #: link and mirror tables: kept in ``tables`` and join paths, but no question or request is
+    #: about them (:func:`clarisql.envs.synth.discover.subjectless_tables`)
+    non_subjects: tuple[str, ...] = ()
+
+    def is_subject(self, name: str) -> bool:
+        """Whether a question or request may be about table ``name``'s rows."""
+        return name not in self.non_subjects
 
     def table(self, name: str) -> TableProfile:
         """The profile of table ``name``; ``KeyError`` if the lake has none."""

@@ -67,7 +67,7 @@ from clarisql.envs.synth.layers.common import (
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
-from clarisql.envs.synth.phrasing import AGGREGATE, COUNT, FILTER, YEAR
+from clarisql.envs.synth.phrasing import AGGREGATE, COUNT, FILTER, YEAR, plural, singular
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -138,7 +138,9 @@ def _quote(v: Any) -> str:
 class _ClarifyGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
-        self.tables = [t for t in lake.tables if t.rows > 0 and t.usable()]
+        self.tables = [  # (link and mirror tables are no subject: lake.non_subjects)
+            t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)
+        ]
         self._cache: dict[str, list[tuple] | None] = {}
         self.family_scopes = self._family_scopes()
 
@@ -493,7 +495,8 @@ class _ClarifyGen:
         intent, scope_kind, _ = RECIPES[recipe]
         uss: list[Underspec] = []
         fam = sc is not None and sc.column is None
-        subj_name = sc.stem if fam else human(gold_t.name)
+        # the whole table (or family) stands for all its rows: named in the plural ("the films")
+        subj_name = plural(singular(sc.stem if fam else human(gold_t.name)))
         f = ""
         if extra is not None:
             if extra[0].plain:

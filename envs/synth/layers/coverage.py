@@ -50,7 +50,7 @@ def task_kinds(tasks: Iterable[Task]) -> set[str]:
 
 def _lacks(lake: LakeProfile) -> dict[str, str]:
     """What the lake lacks for each kind ('' when it has what the kind needs)."""
-    tables = [t for t in lake.tables if t.rows > 0 and t.usable()]
+    tables = [t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)]
     has_m = any(measures(t) for t in tables)
     has_s = any(scopes(t) for t in tables)
     has_text_s = any(c.kind == "text" for t in tables for c in scopes(t))

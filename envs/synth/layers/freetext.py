@@ -141,6 +141,8 @@ def phrases(texts: list[str]) -> list[tuple[str, int]]:
 def _columns(lake: LakeProfile) -> list[_Col]:
     out = []
     for t in lake.tables:
+        if not lake.is_subject(t.name):
+            continue  # (a link or mirror table: lake.non_subjects)
         names = entities(t) or [c for c in t.columns if c.unique and not c.free_text]
         for c in t.columns:
             if c.free_text and names:

@@ -2,9 +2,14 @@
 
 Kinds (TrustSQL's definitions; strings from :data:`clarisql.envs.tasks.UNANSWERABLE_KINDS` by index)
 - ``[0]`` column-surface: asks for a (non-key) column that exists in ANOTHER table, about a table
-  that does not have it and is more than two joins away from that table (discovered join pairs and
-  shared id-like columns); no table within two joins has a column of that name either, so the
-  value cannot be read off the record or a short join path.
+  that cannot reach that table through any number of joins (discovered join pairs and shared
+  id-like columns); no table it reaches has a column of that name either, so the value cannot be
+  read off the record or a join path.
+
+When in doubt, not unanswerable: for the three column kinds, an attribute whose head noun
+(:func:`head_noun`: ``list price`` -> ``price``) is the head noun of a column of the subject
+table or of any table it reaches through joins is never asked (a ``product_price`` may be the
+list price; a ``store_address`` holds the address details).
 - ``[1]`` column-related: an attribute that entities of the table's kind have in the world
   (:func:`~clarisql.envs.synth.names.entity_kind`, :data:`~clarisql.envs.synth.names.WORLD_ATTRIBUTES`:
   the ``date of birth`` of a customer, the ``population`` of a city) but that no table of the
@@ -194,6 +199,21 @@ def words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(human(text)) if w not in _STOP and len(w) > 1)
 
 
+#: words that only say "something about" the noun before them (``address details``): the
+#: head noun is the word before them
+_GENERIC = frozenset("detail details info information data record records value values".split())
+
+
+def head_noun(text: str) -> str:
+    """The head noun of an attribute or column name: its last content word, singular, generic
+    trailers skipped (``list price`` -> ``price``, ``store_address`` -> ``address``,
+    ``address details`` -> ``address``); ``""`` when it has no content word."""
+    ws = [w for w in _WORD.findall(human(text).lower()) if w not in _STOP and len(w) > 1]
+    while len(ws) > 1 and ws[-1] in _GENERIC:
+        ws.pop()
+    return singular(ws[-1]) if ws else ""
+
+
 def _norm(name: str) -> str:
     return "".join(_WORD.findall(human(name)))
 
@@ -278,7 +298,9 @@ def embedder_check() -> Any:
 class _UnansGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
-        self.tables = [t for t in lake.tables if t.rows > 0 and t.usable()]
+        self.tables = [  # (link and mirror tables are no subject: lake.non_subjects)
+            t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)
+        ]
         vocab: set[str] = set()
         for t in lake.tables:
             vocab |= words(t.name)
@@ -290,6 +312,7 @@ class _UnansGen:
         self._semantic: Any = None
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
+        self._heads: dict[str, set[str]] = {}
 
     def absent_anywhere(self, attr: str) -> bool:
         """:func:`absent` over every table of the lake, the embedder included (cached)."""
@@ -375,6 +398,8 @@ class _UnansGen:
         ``meta["twin"]``: the same frame, subject, key and value, asking for a column ``t``
         has (:mod:`~clarisql.envs.synth.layers.twins` makes it a well-specified task)."""
         rng = self.rng
+        if self.in_doubt(t, attr):
+            return None  # when in doubt, not unanswerable
         subj = self.subject(t) if rng.random() < 0.7 else None
         where = None if subj is not None else self.where_subject(t)
         if subj is None and where is None:
@@ -428,8 +453,8 @@ class _UnansGen:
             return None
         t = rng.choice(self.tables)
         if t.name not in self._surface:  # (other table, column) pairs t may be asked about
-            linked = self.linked(t)
-            near = [x for x in self.lake.tables if x.name in linked]  # t and its neighbours
+            linked = self.reachable(t)  # any number of joins: a join path may answer
+            near = [x for x in self.lake.tables if x.name in linked]  # t and what it reaches
             self._surface[t.name] = [
                 (b, c)
                 for b in self.tables
@@ -479,6 +504,24 @@ class _UnansGen:
             seen |= frontier
         return seen
 
+    def reachable(self, t: TableProfile) -> set[str]:
+        """Tables ``t`` reaches through any number of joins (its connected component)."""
+        return self.linked(t, hops=len(self.lake.tables))
+
+    def in_doubt(self, t: TableProfile, attr: str) -> bool:
+        """``attr``'s head noun (:func:`head_noun`) is the head noun of a column of ``t`` or of
+        any table reachable from it: a join path may hold it (``list price`` of a product with
+        a ``product_price``), so it is never asked as unanswerable."""
+        h = head_noun(attr)
+        if not h:
+            return True
+        if t.name not in self._heads:
+            reach = self.reachable(t)
+            self._heads[t.name] = {
+                head_noun(c.name) for x in self.lake.tables if x.name in reach for c in x.columns
+            }
+        return h in self._heads[t.name]
+
     def kind_of(self, t: TableProfile) -> str:
         return entity_kind(t.name, [c.name for c in t.columns])
 
@@ -499,8 +542,15 @@ class _UnansGen:
         """Half the time, the attributes of ``pool`` that share a word with a column ``t`` has
         (``customer address`` asked of a store that has a ``store address``): the unanswerable
         request then reads like its answerable twin; else (or when none does) all of them."""
-        own = set().union(*(words(human(c.name)) for c in self.twin_columns(t, set())))
-        near = [x for x in pool if words(name(x)) & own]
+        cols = self.twin_columns(t, set())
+        own = set().union(*(words(human(c.name)) for c in cols))
+        heads = {head_noun(c.name) for c in cols}
+        near = [  # a shared word, never the head noun (that would be the column itself)
+            x
+            for x in pool
+            if (words(name(x)) & own) - {head_noun(name(x)), plural(head_noun(name(x)))}
+            and head_noun(name(x)) not in heads
+        ]
         return near if near and self.rng.random() < 0.5 else pool
 
     def column_unrelated(self) -> Made | None:
@@ -644,4 +694,4 @@ def unanswerable_tasks(
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RELATED", "absent", "unanswerable_tasks", "words"]
+__all__ = ["RELATED", "absent", "head_noun", "unanswerable_tasks", "words"]

@@ -206,7 +206,9 @@ def _day_like(x: str) -> bool:
 class _WriteGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
-        self.tables = [t for t in lake.tables if t.rows > 0 and t.usable()]
+        self.tables = [  # (link and mirror tables are no subject: lake.non_subjects)
+            t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)
+        ]
         self.base = v.base_digest()
         self.names = _ClarifyGen(lake, v, rng)
 
