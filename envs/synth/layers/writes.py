@@ -209,6 +209,7 @@ class _WriteGen:
         self.tables = [t for t in lake.tables if t.rows > 0 and t.usable()]
         self.base = v.base_digest()
         self.names = _ClarifyGen(lake, v, rng)
+        self._refs: list[tuple[str, list[str], str, list[str]]] | None = None
 
     def keyed(self) -> list[tuple[TableProfile, ColumnProfile]]:
         return [
@@ -287,17 +288,49 @@ class _WriteGen:
             return None
         return _made(text, [act], None, [], t, [k, c], "update", "simple")
 
-    def unreferenced(self, t: TableProfile) -> str:
-        """A WHERE condition: no row of another table refers to this one (declared foreign
-        keys and discovered joins into ``t``)."""
-        conds = ["1"]
+    def references(self) -> list[tuple[str, list[str], str, list[str]]]:
+        """Every reference between tables: ``(child, child columns, parent, parent columns)``,
+        from the foreign keys the schema declares (``PRAGMA foreign_key_list`` on every table,
+        multi-column keys too, whatever discovery kept) and from the discovered joins with
+        their alternative paths."""
+        if self._refs is not None:
+            return self._refs
+        refs: list[tuple[str, list[str], str, list[str]]] = []
+        names = {t.name for t in self.lake.tables}
+        for t in self.lake.tables:
+            got = self.v.rows(f"SELECT * FROM pragma_foreign_key_list({sql_lit(t.name)})") or []
+            by_id: dict[Any, list[tuple]] = {}
+            for r in got:
+                by_id.setdefault(r[0], []).append(r)
+            for rows in by_id.values():
+                parent = rows[0][2]
+                if parent not in names:
+                    continue
+                src = [r[3] for r in sorted(rows, key=lambda r: r[1])]
+                dst = [r[4] for r in sorted(rows, key=lambda r: r[1])]
+                if any(x is None for x in dst):  # a key naming no column: the parent's primary key
+                    info = self.v.rows(f"SELECT name, pk FROM pragma_table_info({sql_lit(parent)})")
+                    pk = [n for n, k in sorted(info or [], key=lambda r: r[1]) if k]
+                    if len(pk) != len(src):
+                        continue
+                    dst = pk
+                refs.append((t.name, src, parent, dst))
         for j in self.lake.joins:
-            pairs = [(j.left, j.right), *j.alternatives]
-            for (lt, lc), (rt, rc) in pairs:
-                if rt == t.name and lt != t.name:
-                    conds.append(
-                        f"{qi(rc)} NOT IN (SELECT {qi(lc)} FROM {qi(lt)} WHERE {qi(lc)} IS NOT NULL)"
-                    )
+            for (lt, lc), (rt, rc) in [(j.left, j.right), *j.alternatives]:
+                refs.append((lt, [lc], rt, [rc]))
+        self._refs = refs
+        return refs
+
+    def unreferenced(self, t: TableProfile, alias: str | None = None) -> str:
+        """A WHERE condition: no row of another table refers to this one (every declared
+        foreign key and every discovered join into ``t``, :meth:`references`)."""
+        me = qi(alias or t.name)
+        conds = ["1"]
+        for child, src, parent, dst in self.references():
+            if parent != t.name:
+                continue  # (a table referring to itself counts: a manager still managing)
+            on = " AND ".join(f"c.{qi(a)} = {me}.{qi(b)}" for a, b in zip(src, dst, strict=True))
+            conds.append(f"NOT EXISTS (SELECT 1 FROM {qi(child)} AS c WHERE {on})")
         return " AND ".join(conds)
 
     def delete(self) -> Made | None:
@@ -344,15 +377,35 @@ class _WriteGen:
                 if not top or not isinstance(top[0][0], int):
                     return None
                 x = top[0][0] + 1
-            elif c in measures(t) and self.rng.random() < 0.5:
-                x = self.new_number(c, x)
             cols.append(c)
             vals.append(x)
         if len(cols) > MAX_INSERT_COLUMNS:
             return None
         if sum(k is None or c.name != k.name for c in cols) < 2:
             return None  # a key and a copied name ("a new playlist Music") is a duplicate
+        # a new row, not a copy: a measure takes a new value, and the row must then differ from
+        # every existing row in a stated value besides the key (checked on the data)
+        ms = [i for i, c in enumerate(cols) if c in measures(t) and (k is None or c.name != k.name)]
+        if not ms:
+            return None
+        i = self.rng.choice(ms)
+        vals[i] = self.new_number(cols[i], vals[i])
+        if self.copies_a_row(t, k, cols, vals):
+            return None
         return cols, vals
+
+    def copies_a_row(
+        self, t: TableProfile, k: ColumnProfile | None, cols: list[ColumnProfile], vals: list[Any]
+    ) -> bool:
+        """Some existing row holds every stated value besides the key: the new row would be a
+        duplicate no user asks for."""
+        same = [
+            f"{qi(c.name)} IS {sql_lit(x)}"
+            for c, x in zip(cols, vals, strict=True)
+            if k is None or c.name != k.name
+        ]
+        n = self.v.rows(f"SELECT COUNT(*) FROM {qi(t.name)} WHERE {' AND '.join(same)}")
+        return n is None or bool(n[0][0])
 
     def insert(self) -> Made | None:
         pairs = [
@@ -480,6 +533,12 @@ class _WriteGen:
                 ),
                 "update",
             )
+        held = self.v.rows(
+            f"SELECT COUNT(*) FROM {tq} WHERE {dq} = {sql_lit(gold_v)} AND {mq} < {lim} "
+            f"AND NOT ({self.unreferenced(t)})"
+        )
+        if not held or held[0][0]:
+            return None  # a row another row still refers to would be left an orphan
         text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, x=shown)
         return (
             text,
