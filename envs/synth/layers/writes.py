@@ -32,7 +32,10 @@ What a reviewer would reject is not made:
   range): no country of a billion people;
 - a new row never copies a row's unique name (a second "Serang"), states no missing value and
   no value the database sets itself (``last_update``), copies no other unique value (an
-  e-mail, a phone number: left out), and holds at least two values besides
+  e-mail, a phone number: left out), copies no value that nearly every row holds alone (a name
+  with one repeat, a rental, a timestamp: the table gets no insert, the copy would be a second
+  sale), changes a measure so that no existing row holds every stated value besides the key
+  (checked on the data), and holds at least two values besides
   its key (not "a new playlist: ID 19, name Music", a copy of a name); the "which table?"
   insert states no value that tells the table (:func:`reveals_table`: a value found in the
   gold table only, or a number/date inside the gold table's range and outside every other's;
@@ -199,6 +202,13 @@ def reveals_table(v: Verifier, gold_t: str, others: list[str], col: str, x: Any)
     return ranged and inside(gold_t) and not any(inside(t) for t in others)
 
 
+def _names_a_row(c: ColumnProfile, share: float = 0.9, least: int = 10) -> bool:
+    """Nearly every present value of ``c`` occurs once (a name, a rental, a timestamp): a value
+    copied from a row names that row, so a new row holding it is a near-duplicate of it."""
+    present = c.rows * (1 - c.missing)
+    return c.distinct >= least and c.distinct >= share * present
+
+
 def _day_like(x: str) -> bool:
     return len(x) >= 7 and x[:4].isdigit() and x[4] == "-" and x[5:7].isdigit()
 
@@ -354,7 +364,9 @@ class _WriteGen:
         self, t: TableProfile, k: ColumnProfile | None
     ) -> tuple[list[ColumnProfile], list[Any]] | None:
         """A copy of an existing row with a new key and a changed measure (non-NULL values only);
-        ``None`` for a table whose rows have a unique name (the copy would be a second one)."""
+        ``None`` for a table whose rows have a unique or nearly unique name, reference or moment
+        (:func:`_names_a_row`: the copy would be a second one), and when some row already holds
+        every stated value besides the key."""
         if any(c.name != (k.name if k else None) for c in natural_keys(t)):
             return None
         row = self.pick_row(t, k or t.columns[0])
@@ -372,6 +384,8 @@ class _WriteGen:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
                 return None
+            if (k is None or c.name != k.name) and c not in measures(t) and _names_a_row(c):
+                return None  # a second row with this name, rental or moment is a near-duplicate
             if k is not None and c.name == k.name:
                 top = self.v.rows(f"SELECT MAX({qi(k.name)}) FROM {qi(t.name)}")
                 if not top or not isinstance(top[0][0], int):
