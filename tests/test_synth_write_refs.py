@@ -46,6 +46,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             pay REAL, shift TEXT);
         -- a seat names its ticket although one seat was sold twice: a copy is a second sale
         CREATE TABLE tickets (ticket_id INTEGER PRIMARY KEY, seat TEXT, hall TEXT, price REAL);
+        CREATE TABLE visits (visit_id INTEGER PRIMARY KEY, at TEXT, desk TEXT, fee REAL);
         CREATE TABLE orders (order_id INTEGER PRIMARY KEY, buyer_name TEXT, amount REAL,
                              channel TEXT);
         """
@@ -76,6 +77,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         seat = f"Row {1 + i // 6} seat {i % 6}" if i != 30 else "Row 1 seat 1"
         hall = "North" if i % 2 else "South"
         conn.execute("INSERT INTO tickets VALUES (?, ?, ?, ?)", (i, seat, hall, 5.0 + i))
+    for i in range(1, 41):  # every visit at its own moment: a new visit is a later one
+        at = f"2024-03-{1 + i % 28:02d} {8 + i % 9:02d}:{i:02d}:00"
+        conn.execute("INSERT INTO visits VALUES (?, ?, ?, ?)", (i, at, "AB"[i % 2], 2.5 * i))
     first = ("Ada", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana")
     last = ("Moreau", "Novak", "Okafor", "Perez", "Quinn", "Rossi", "Sato", "Tanaka")
     buyers = [f"{f} {s}" for f in first for s in last]  # many names, most on a few orders
@@ -125,7 +129,7 @@ def test_an_insert_is_never_a_copy_of_a_row(db: Path) -> None:
     v = Verifier(db)
     try:
         gen = _WriteGen(lake, v, random.Random(0))
-        made = 0
+        made = later = 0
         for seed in range(40):
             gen.rng = random.Random(seed)
             for t, k in gen.keyed():
@@ -133,6 +137,9 @@ def test_an_insert_is_never_a_copy_of_a_row(db: Path) -> None:
                 if got is None:
                     continue
                 assert t.name != "tickets", got
+                if t.name == "visits":
+                    at = dict(zip([c.name for c in got[0]], got[1]))["at"]
+                    later += at > "2024-03-28 23:59:59"
                 made += 1
                 cols, vals = got
                 same = [(c.name, x) for c, x in zip(cols, vals, strict=True) if c.name != k.name]
@@ -140,6 +147,7 @@ def test_an_insert_is_never_a_copy_of_a_row(db: Path) -> None:
                 n = v.rows(f'SELECT COUNT(*) FROM "{t.name}" WHERE {w}')
                 assert n is not None and n[0][0] == 0, (t.name, same)
         assert made >= 10
+        assert later  # a near-unique moment is stated as a new one, after the latest
     finally:
         v.close()
 

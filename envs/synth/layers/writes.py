@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
@@ -385,7 +386,11 @@ class _WriteGen:
             if not _writable(c):
                 return None
             if (k is None or c.name != k.name) and c not in measures(t) and _names_a_row(c):
-                return None  # a second row with this name, rental or moment is a near-duplicate
+                # a second row with this name, rental or moment is a near-duplicate; a moment
+                # can be a new one (after the latest), a name or a reference cannot
+                x = self.later_moment(t, c)
+                if x is None:
+                    return None
             if k is not None and c.name == k.name:
                 top = self.v.rows(f"SELECT MAX({qi(k.name)}) FROM {qi(t.name)}")
                 if not top or not isinstance(top[0][0], int):
@@ -407,6 +412,20 @@ class _WriteGen:
         if self.copies_a_row(t, k, cols, vals):
             return None
         return cols, vals
+
+    def later_moment(self, t: TableProfile, c: ColumnProfile) -> str | None:
+        """A moment after every value of ``c`` (1 to 30 days after the latest, written the same
+        way: a date, or a date and a time); ``None`` when ``c`` holds no dates."""
+        top = self.v.rows(f"SELECT MAX({qi(c.name)}) FROM {qi(t.name)}")
+        x = top[0][0] if top else None
+        if not isinstance(x, str) or not _day_like(x) or len(x) not in (10, 16, 19):
+            return None
+        try:
+            when = datetime.fromisoformat(x)
+        except ValueError:
+            return None
+        new = when + timedelta(days=self.rng.randint(1, 30))
+        return new.isoformat(sep=" ")[: len(x)]
 
     def copies_a_row(
         self, t: TableProfile, k: ColumnProfile | None, cols: list[ColumnProfile], vals: list[Any]
