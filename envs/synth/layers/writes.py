@@ -391,6 +391,8 @@ class _WriteGen:
                 x = self.later_moment(t, c)
                 if x is None:
                     return None
+                if k is None:
+                    continue  # a family's row: a later moment could fall in another table's range
             if k is not None and c.name == k.name:
                 top = self.v.rows(f"SELECT MAX({qi(k.name)}) FROM {qi(t.name)}")
                 if not top or not isinstance(top[0][0], int):
@@ -405,10 +407,9 @@ class _WriteGen:
         # a new row, not a copy: a measure takes a new value, and the row must then differ from
         # every existing row in a stated value besides the key (checked on the data)
         ms = [i for i, c in enumerate(cols) if c in measures(t) and (k is None or c.name != k.name)]
-        if not ms:
-            return None
-        i = self.rng.choice(ms)
-        vals[i] = self.new_number(cols[i], vals[i])
+        if ms:
+            i = self.rng.choice(ms)
+            vals[i] = self.new_number(cols[i], vals[i])
         if self.copies_a_row(t, k, cols, vals):
             return None
         return cols, vals
