@@ -392,6 +392,12 @@ class _ClarifyGen:
         if sc is not None and sc.column is None and n_scope not in sc.values:
             return None  # a family's literal reading must name a table that exists
         gold = build(base_g, g_scope, ent[1] if ent else None)
+        if ent is not None or scope_kind in ("Error", "Unmatch"):
+            # a value clarified to a filter that one row passes: an aggregate over one row is no
+            # question a user asks (they mean every row the words fit, needing no clarification)
+            n = self.rows(build(Agg(gold_table), g_scope, ent[1] if ent else None).sql())
+            if not n or not isinstance(n[0][0], int) or n[0][0] < 2:
+                return None
         naive = build(base_n, n_scope, ent[2] if ent else None)
         g_sql, n_sql = gold.sql(), naive.sql()
         self.v.prefetch([g_sql, n_sql])  # both at once on the verifier's worker threads
