@@ -29,6 +29,7 @@ Contract
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -151,6 +152,13 @@ def _coverage(lake: LakeProfile, tasks: list[Task]) -> list[str]:
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+def _gold_key(task: Task) -> str | None:
+    """What makes two tasks the same exercise: the category and the gold (the golden action
+    list, else the gold SQL); ``None`` for a task without one (an abstention)."""
+    gold = json.dumps(task.gold_actions) if task.gold_actions else task.gold_sql
+    return f"{task.category}\x00{' '.join(gold.split())}" if gold else None
 
 
 def _round_robin(*lists: list[Task]) -> list[Task]:
@@ -491,7 +499,16 @@ def _assemble(
     shortfalls.update(free.notes)
     by_layer["clarify"] = free.clarify + by_layer["clarify"]
     seen: set[str] = set()
+    golds: set[str] = set()  # a second task with the same gold is a near-duplicate (_gold_key)
     chosen: list[Task] = []
+
+    def new_gold(task: Task) -> bool:
+        g = _gold_key(task)
+        if g is not None and g in golds:
+            return False
+        if g is not None:
+            golds.add(g)
+        return True
 
     drafts_seen: set[str] = set()
     t_review = time.perf_counter()
@@ -503,7 +520,7 @@ def _assemble(
                 if k >= limit:
                     break
                 key = _norm(task.utterance)
-                if key in seen:
+                if key in seen or not new_gold(task):
                     continue
                 seen.add(key)
                 task.db = db
@@ -524,6 +541,8 @@ def _assemble(
                     continue
                 drafts_seen.add(key)
                 if task.metadata.get("source") == "llm":  # the coder's loop wrote and reviewed it
+                    if not new_gold(task):
+                        continue
                     task.db = db
                     seen.add(key)
                     chosen.append(task)
@@ -534,7 +553,7 @@ def _assemble(
                 if task is None or k >= limit:
                     continue
                 key = _norm(task.utterance)
-                if key in seen:
+                if key in seen or not new_gold(task):
                     continue
                 seen.add(key)
                 task.db = db

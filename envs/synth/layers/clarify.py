@@ -236,11 +236,18 @@ class _ClarifyGen:
         return (draw(rng, reads), nearest, u) if len(reads) >= 2 else None
 
     def entity_part(
-        self, t: str, col: ColumnProfile, scope_filter: tuple[str, Any] | None
+        self,
+        t: str,
+        col: ColumnProfile,
+        scope_filter: tuple[str, Any] | None,
+        min_rows: int = 1,
     ) -> tuple[str, str, list[str]] | None:  # (gold value, surface, readings)
         """A name written unclearly: a surface made from a value of the column (its first word,
         or a misspelling), the readings it fits among *every* value of the column, and a gold
-        drawn uniformly among them (:mod:`clarisql.envs.explorers`)."""
+        drawn uniformly among them (:mod:`clarisql.envs.explorers`). With ``min_rows`` > 1 (an
+        aggregate over "the rows of" the name) a reading is a value that many rows hold (within
+        the scope): a name of one row is one entity, and an aggregate over it is no question a
+        user asks (they mean every row the surface fits, a reading needing no clarification)."""
         rng = self.rng
         where = present_sql(col, qi(col.name))
         if scope_filter is not None:
@@ -259,6 +266,8 @@ class _ClarifyGen:
                 continue
             surface = got[0]
             reads = self.column_readings(t, col.name, surface)
+            if min_rows > 1:
+                reads = self.held_by_many(t, col, reads, scope_filter, min_rows)
             if seed in reads and len(reads) >= 2:
                 break
         else:
@@ -269,6 +278,25 @@ class _ClarifyGen:
         if exists is None or exists[0][0]:
             return None
         return rng.choice(reads), surface, reads  # uniform over the readings
+
+    def held_by_many(
+        self,
+        t: str,
+        col: ColumnProfile,
+        values: list[Any],
+        scope_filter: tuple[str, Any] | None,
+        min_rows: int,
+    ) -> list[Any]:
+        """The values of ``values`` that at least ``min_rows`` rows of ``t`` hold (counted on the
+        data, within the scope filter)."""
+        if not values:
+            return []
+        where = f"{qi(col.name)} IN ({', '.join(sql_lit(x) for x in values)})"
+        if scope_filter is not None:
+            where += f" AND {scope_filter[0]} = {sql_lit(scope_filter[1])}"
+        got = self.rows(f"SELECT {qi(col.name)}, COUNT(*) FROM {qi(t)} WHERE {where} GROUP BY 1")
+        many = {x for x, n in got or [] if n >= min_rows}
+        return [x for x in values if x in many]
 
     def name_surface(
         self, gold: str, vals: list[str], base: str, col: ColumnProfile
@@ -341,7 +369,7 @@ class _ClarifyGen:
         if not_exist:
             ecol = rng.choice(entities(gold_t))
             sfilter = (sc.expr or qi(sc.column.name), sp[0]) if sc and sc.column else None
-            ent_part = self.entity_part(gold_table, ecol, sfilter)
+            ent_part = self.entity_part(gold_table, ecol, sfilter, min_rows=2)
             if ent_part is None:
                 return None
             ent = (ecol, *ent_part)
@@ -366,6 +394,12 @@ class _ClarifyGen:
         if sc is not None and sc.column is None and n_scope not in sc.values:
             return None  # a family's literal reading must name a table that exists
         gold = build(base_g, g_scope, ent[1] if ent else None)
+        if ent is not None or scope_kind in ("Error", "Unmatch"):
+            # a value clarified to a filter that one row passes: an aggregate over one row is no
+            # question a user asks (they mean every row the words fit, needing no clarification)
+            n = self.rows(build(Agg(gold_table), g_scope, ent[1] if ent else None).sql())
+            if not n or not isinstance(n[0][0], int) or n[0][0] < 2:
+                return None
         naive = build(base_n, n_scope, ent[2] if ent else None)
         g_sql, n_sql = gold.sql(), naive.sql()
         self.v.prefetch([g_sql, n_sql])  # both at once on the verifier's worker threads

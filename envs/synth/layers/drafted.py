@@ -6,6 +6,8 @@ gold, so the task keeps the draft's difficulty, type, joins and window functions
 - a text value of a scope column (few distinct values: a country, a category) -> ``Error``
   (FROM): a misspelling, or a cut-off prefix that several values share;
 - a text value of another name column -> ``not-exist`` (WHERE): its first word, or a misspelling;
+  an aggregate over one table keeps only names that >= 2 rows hold (an aggregate over the one
+  row a name stands for is no question a user asks: see :mod:`.clarify`);
 - an integer year -> ``Unmatch`` (FROM): a year outside the column's range; the literal reading
   takes the nearest existing year.
 Checks, as in :mod:`.clarify`: the literal reading (the draft's SQL with the value as the user
@@ -84,6 +86,9 @@ class DraftedClarify:
         # the readings come from the surface and every value of the column, and the gold is
         # drawn uniformly among them: no explorer beats a guess (clarisql.envs.explorers)
         cands = self.gen.unrankable_values(table, col, surface, cands, value, naive_value)
+        if kind == "not-exist" and d.qtype == "single" and _AGGREGATE.search(d.sql):
+            # an aggregate over the rows of a name: names one row holds are one entity each
+            cands = self.gen.held_by_many(table, c, cands, None, 2)
         if len(cands) < 2:
             return None
         value = self.rng.choice(cands)
@@ -182,6 +187,9 @@ class DraftedClarify:
             return None
         others = [x for x in nums if x != value][:5]
         return "Unmatch", u, nearest, [value, *others]
+
+
+_AGGREGATE = re.compile(r"\b(?:COUNT|SUM|AVG|MIN|MAX|TOTAL|GROUP_CONCAT)\s*\(", re.I)
 
 
 def drafted_tasks(

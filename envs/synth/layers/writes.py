@@ -32,7 +32,10 @@ What a reviewer would reject is not made:
   range): no country of a billion people;
 - a new row never copies a row's unique name (a second "Serang"), states no missing value and
   no value the database sets itself (``last_update``), copies no other unique value (an
-  e-mail, a phone number: left out), and holds at least two values besides
+  e-mail, a phone number: left out), copies no value that nearly every row holds alone (a name
+  with one repeat, a rental, a timestamp: the table gets no insert, the copy would be a second
+  sale), changes a measure so that no existing row holds every stated value besides the key
+  (checked on the data), and holds at least two values besides
   its key (not "a new playlist: ID 19, name Music", a copy of a name); the "which table?"
   insert states no value that tells the table (:func:`reveals_table`: a value found in the
   gold table only, or a number/date inside the gold table's range and outside every other's;
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
@@ -199,6 +203,13 @@ def reveals_table(v: Verifier, gold_t: str, others: list[str], col: str, x: Any)
     return ranged and inside(gold_t) and not any(inside(t) for t in others)
 
 
+def _names_a_row(c: ColumnProfile, share: float = 0.9, least: int = 10) -> bool:
+    """Nearly every present value of ``c`` occurs once (a name, a rental, a timestamp): a value
+    copied from a row names that row, so a new row holding it is a near-duplicate of it."""
+    present = c.rows * (1 - c.missing)
+    return c.distinct >= least and c.distinct >= share * present
+
+
 def _day_like(x: str) -> bool:
     return len(x) >= 7 and x[:4].isdigit() and x[4] == "-" and x[5:7].isdigit()
 
@@ -211,6 +222,7 @@ class _WriteGen:
         ]
         self.base = v.base_digest()
         self.names = _ClarifyGen(lake, v, rng)
+        self._refs: list[tuple[str, list[str], str, list[str]]] | None = None
 
     def keyed(self) -> list[tuple[TableProfile, ColumnProfile]]:
         return [
@@ -289,17 +301,49 @@ class _WriteGen:
             return None
         return _made(text, [act], None, [], t, [k, c], "update", "simple")
 
-    def unreferenced(self, t: TableProfile) -> str:
-        """A WHERE condition: no row of another table refers to this one (declared foreign
-        keys and discovered joins into ``t``)."""
-        conds = ["1"]
+    def references(self) -> list[tuple[str, list[str], str, list[str]]]:
+        """Every reference between tables: ``(child, child columns, parent, parent columns)``,
+        from the foreign keys the schema declares (``PRAGMA foreign_key_list`` on every table,
+        multi-column keys too, whatever discovery kept) and from the discovered joins with
+        their alternative paths."""
+        if self._refs is not None:
+            return self._refs
+        refs: list[tuple[str, list[str], str, list[str]]] = []
+        names = {t.name for t in self.lake.tables}
+        for t in self.lake.tables:
+            got = self.v.rows(f"SELECT * FROM pragma_foreign_key_list({sql_lit(t.name)})") or []
+            by_id: dict[Any, list[tuple]] = {}
+            for r in got:
+                by_id.setdefault(r[0], []).append(r)
+            for rows in by_id.values():
+                parent = rows[0][2]
+                if parent not in names:
+                    continue
+                src = [r[3] for r in sorted(rows, key=lambda r: r[1])]
+                dst = [r[4] for r in sorted(rows, key=lambda r: r[1])]
+                if any(x is None for x in dst):  # a key naming no column: the parent's primary key
+                    info = self.v.rows(f"SELECT name, pk FROM pragma_table_info({sql_lit(parent)})")
+                    pk = [n for n, k in sorted(info or [], key=lambda r: r[1]) if k]
+                    if len(pk) != len(src):
+                        continue
+                    dst = pk
+                refs.append((t.name, src, parent, dst))
         for j in self.lake.joins:
-            pairs = [(j.left, j.right), *j.alternatives]
-            for (lt, lc), (rt, rc) in pairs:
-                if rt == t.name and lt != t.name:
-                    conds.append(
-                        f"{qi(rc)} NOT IN (SELECT {qi(lc)} FROM {qi(lt)} WHERE {qi(lc)} IS NOT NULL)"
-                    )
+            for (lt, lc), (rt, rc) in [(j.left, j.right), *j.alternatives]:
+                refs.append((lt, [lc], rt, [rc]))
+        self._refs = refs
+        return refs
+
+    def unreferenced(self, t: TableProfile, alias: str | None = None) -> str:
+        """A WHERE condition: no row of another table refers to this one (every declared
+        foreign key and every discovered join into ``t``, :meth:`references`)."""
+        me = qi(alias or t.name)
+        conds = ["1"]
+        for child, src, parent, dst in self.references():
+            if parent != t.name:
+                continue  # (a table referring to itself counts: a manager still managing)
+            on = " AND ".join(f"c.{qi(a)} = {me}.{qi(b)}" for a, b in zip(src, dst, strict=True))
+            conds.append(f"NOT EXISTS (SELECT 1 FROM {qi(child)} AS c WHERE {on})")
         return " AND ".join(conds)
 
     def delete(self) -> Made | None:
@@ -323,7 +367,9 @@ class _WriteGen:
         self, t: TableProfile, k: ColumnProfile | None
     ) -> tuple[list[ColumnProfile], list[Any]] | None:
         """A copy of an existing row with a new key and a changed measure (non-NULL values only);
-        ``None`` for a table whose rows have a unique name (the copy would be a second one)."""
+        ``None`` for a table whose rows have a unique or nearly unique name, reference or moment
+        (:func:`_names_a_row`: the copy would be a second one), and when some row already holds
+        every stated value besides the key."""
         if any(c.name != (k.name if k else None) for c in natural_keys(t)):
             return None
         row = self.pick_row(t, k or t.columns[0])
@@ -341,20 +387,61 @@ class _WriteGen:
                 return None  # a paragraph does not belong in a spoken request
             if not _writable(c):
                 return None
+            if (k is None or c.name != k.name) and c not in measures(t) and _names_a_row(c):
+                # a second row with this name, rental or moment is a near-duplicate; a moment
+                # can be a new one (after the latest), a name or a reference cannot
+                x = self.later_moment(t, c)
+                if x is None:
+                    return None
+                if k is None:
+                    continue  # a family's row: a later moment could fall in another table's range
             if k is not None and c.name == k.name:
                 top = self.v.rows(f"SELECT MAX({qi(k.name)}) FROM {qi(t.name)}")
                 if not top or not isinstance(top[0][0], int):
                     return None
                 x = top[0][0] + 1
-            elif c in measures(t) and self.rng.random() < 0.5:
-                x = self.new_number(c, x)
             cols.append(c)
             vals.append(x)
         if len(cols) > MAX_INSERT_COLUMNS:
             return None
         if sum(k is None or c.name != k.name for c in cols) < 2:
             return None  # a key and a copied name ("a new playlist Music") is a duplicate
+        # a new row, not a copy: a measure takes a new value, and the row must then differ from
+        # every existing row in a stated value besides the key (checked on the data)
+        ms = [i for i, c in enumerate(cols) if c in measures(t) and (k is None or c.name != k.name)]
+        if ms:
+            i = self.rng.choice(ms)
+            vals[i] = self.new_number(cols[i], vals[i])
+        if self.copies_a_row(t, k, cols, vals):
+            return None
         return cols, vals
+
+    def later_moment(self, t: TableProfile, c: ColumnProfile) -> str | None:
+        """A moment after every value of ``c`` (1 to 30 days after the latest, written the same
+        way: a date, or a date and a time); ``None`` when ``c`` holds no dates."""
+        top = self.v.rows(f"SELECT MAX({qi(c.name)}) FROM {qi(t.name)}")
+        x = top[0][0] if top else None
+        if not isinstance(x, str) or not _day_like(x) or len(x) not in (10, 16, 19):
+            return None
+        try:
+            when = datetime.fromisoformat(x)
+        except ValueError:
+            return None
+        new = when + timedelta(days=self.rng.randint(1, 30))
+        return new.isoformat(sep=" ")[: len(x)]
+
+    def copies_a_row(
+        self, t: TableProfile, k: ColumnProfile | None, cols: list[ColumnProfile], vals: list[Any]
+    ) -> bool:
+        """Some existing row holds every stated value besides the key: the new row would be a
+        duplicate no user asks for."""
+        same = [
+            f"{qi(c.name)} IS {sql_lit(x)}"
+            for c, x in zip(cols, vals, strict=True)
+            if k is None or c.name != k.name
+        ]
+        n = self.v.rows(f"SELECT COUNT(*) FROM {qi(t.name)} WHERE {' AND '.join(same)}")
+        return n is None or bool(n[0][0])
 
     def insert(self) -> Made | None:
         pairs = [
@@ -482,6 +569,12 @@ class _WriteGen:
                 ),
                 "update",
             )
+        held = self.v.rows(
+            f"SELECT COUNT(*) FROM {tq} WHERE {dq} = {sql_lit(gold_v)} AND {mq} < {lim} "
+            f"AND NOT ({self.unreferenced(t)})"
+        )
+        if not held or held[0][0]:
+            return None  # a row another row still refers to would be left an orphan
         text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, x=shown)
         return (
             text,
