@@ -43,7 +43,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
-from clarisql.envs.simulators.gate.kinds import KIND_PROBLEM, enumerates_problems, problems
+from clarisql.envs.simulators.gate.kinds import (
+    KIND_PROBLEM,
+    enumerates_problems,
+    problems,
+    without_problem_cues,
+)
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
 from clarisql.envs.simulators.gate.text import (
     _QUOTED,
@@ -165,6 +170,20 @@ def all_aspects(question: str, mapped: MappedQuestion, ctx: GateContext) -> froz
     return kept | asked_phrases(bare, schema_phrases(ctx.schema))
 
 
+def asked_aspects(question: str, mapped: MappedQuestion, ctx: GateContext) -> frozenset[str]:
+    """What the question asks *about*, for the bounds: :func:`all_aspects` of the question
+    without its problem words, so "the full name of 'X'" is not also a question about a
+    ``name`` column, nor (through an embedding) about a catalog aspect no cue word names."""
+    if not problems(question):
+        return all_aspects(question, mapped, ctx)
+    bare = without_problem_cues(question)
+    cues = {a.name: a.cues for a in ASPECTS}
+    unquoted = _QUOTED.sub(" ", bare)
+    return frozenset(
+        a for a in all_aspects(bare, mapped, ctx) if a not in cues or cues[a].search(unquoted)
+    )
+
+
 def _count_aspects(aspects: frozenset[str]) -> int:
     """Distinct things asked: a catalog aspect inside an asked column phrase counts once
     ("which billing city" is one thing, not ``city`` and ``billing city``)."""
@@ -183,7 +202,7 @@ def vagueness(
     """
     if not mapped.specific:
         return "the mapper found no specific ambiguity in the question"
-    n_aspects = _count_aspects(all_aspects(question, mapped, ctx))
+    n_aspects = _count_aspects(asked_aspects(question, mapped, ctx))
     if n_aspects > rules.max_aspects:
         return f"{TOO_BROAD}asks about {n_aspects} aspects at once (limit {rules.max_aspects})"
     n_names = len(named_items(question))

@@ -76,6 +76,12 @@ def problems(question: str) -> set[str]:
     return out
 
 
+def without_problem_cues(question: str) -> str:
+    """The question with the words that state a problem taken out ("What is the full name of
+    'X'?" -> "What is the of 'X'?"): what is left is what it asks *about*."""
+    return _WRONG.sub(" ", _PARTIAL.sub(" ", question))
+
+
 def enumerates_problems(question: str) -> bool:
     """The question states both problems (a typo or another value *and* a full name): the
     free-text form of one span labelled several ways, too broad whatever it names."""
