@@ -33,6 +33,7 @@ import json
 import os
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -503,6 +504,8 @@ def _assemble(
     chosen: list[Task] = []
 
     def new_gold(task: Task) -> bool:
+        if "pair" in task.metadata:  # a twin repeats its partner's frame on purpose
+            return True
         g = _gold_key(task)
         if g is not None and g in golds:
             return False
@@ -590,6 +593,12 @@ def _assemble(
         made["well-specified"] += take(
             [draft_task(d, db_name) for d in extra], want_ws - made["well-specified"]
         )
+    # a twin the suite did not take (its wording already in, or no room left) leaves its
+    # partner without one: the pair marker goes too, so every marked pair is whole
+    paired = Counter(t.metadata["pair"] for t in chosen if "pair" in t.metadata)
+    for task in chosen:
+        if "pair" in task.metadata and paired[task.metadata["pair"]] < 2:
+            del task.metadata["pair"]
     if reviewed:
         timings["llm review"] = time.perf_counter() - t_review
         for name in ("clarify", "unanswerable", "write"):
