@@ -478,11 +478,20 @@ class _ClarifyGen:
         asks). The same checks as the aggregates: >= 2 readings an agent cannot rule out by
         running them give different answers, and dropping the name does not give the gold."""
         rng = self.rng
-        need = [t for t in self.tables if entities(t) and measures(t) and t.rows >= 2]
+        need = [t for t in self.tables if entities(t) and t.rows >= 2]
         if not need:
             return None
         t = rng.choice(need)
-        ecol, m = rng.choice(entities(t)), rng.choice(measures(t))
+        ecol = rng.choice(entities(t))
+        # the attribute asked for: a measure, a date, or another name of the entity
+        attrs = [
+            c
+            for c in (*measures(t), *(c for c in t.usable() if c.kind == "date"), *entities(t))
+            if c.name != ecol.name
+        ]
+        if not attrs:
+            return None
+        m = rng.choice(attrs)
         got = self.entity_part(t.name, ecol, None, one_row=True)
         if got is None:
             return None
