@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clarisql.envs.explorers import draw, fitting, reach_sql, readings
+from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     Agg,
     Made,
@@ -488,6 +489,8 @@ class _ClarifyGen:
             c
             for c in (*measures(t), *(c for c in t.usable() if c.kind == "date"), *entities(t))
             if c.name != ecol.name
+            and not _timestamp(c)  # a time the database keeps (last_update) is no fact asked for
+            and singular(human(c.name)) != singular(human(t.name))  # "the address of the address"
         ]
         if not attrs:
             return None
