@@ -239,6 +239,14 @@ class FilterSite:
         true.replace(eq)
         if not isinstance(tree, exp.Select):
             return {}
+        # the rows a name holds, as the generators count them: the presence checks on the
+        # column asked for (``price IS NOT NULL``) are no part of the scope
+        asked = {c.name for e in tree.expressions for c in e.find_all(exp.Column)}
+        where = tree.args.get("where")
+        if where is not None:
+            conds = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+            keep = [c for c in conds if not {x.name for x in c.find_all(exp.Column)} & asked]
+            tree = tree.where(exp.and_(*keep) if keep else exp.true(), append=False)
         q = tree.select(self.expr, "COUNT(*)", append=False).group_by(self.expr)
         try:
             return dict(cols.rows(q.sql(dialect="sqlite")))
