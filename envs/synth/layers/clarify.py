@@ -42,6 +42,7 @@ from typing import Any
 from clarisql.envs.explorers import draw, fitting, reach_sql, readings
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
+    _ID_NAME,
     Agg,
     Made,
     close_values,
@@ -68,6 +69,7 @@ from clarisql.envs.synth.layers.common import (
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
+from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.phrasing import (
     AGGREGATE,
     ATTR_OF_RECORD,
@@ -487,11 +489,25 @@ class _ClarifyGen:
         # the attribute asked for: a measure, a date, or another name of the entity
         attrs = [
             c
-            for c in (*measures(t), *(c for c in t.usable() if c.kind == "date"), *entities(t))
+            for c in (
+                *measures(t),
+                *(c for c in t.usable() if c.kind == "date"),
+                *entities(t),
+                *(  # a short text fact of the entity (a phone, a postal code)
+                    c
+                    for c in t.usable()
+                    if c.kind == "text"
+                    and not c.low_information
+                    and speakable(c.name)
+                    and not _ID_NAME.search(c.name)
+                    and all(len(str(x)) <= 40 for x in c.samples)
+                ),
+            )
             if c.name != ecol.name
             and not _timestamp(c)  # a time the database keeps (last_update) is no fact asked for
             and singular(human(c.name)) != singular(human(t.name))  # "the address of the address"
         ]
+        attrs = list({c.name: c for c in attrs}.values())
         if not attrs:
             return None
         m = rng.choice(attrs)
