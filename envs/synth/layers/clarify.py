@@ -11,6 +11,11 @@ Every task is one aggregate question (:class:`~.common.Agg`) with up to three pa
 - ``not-exist`` (WHERE): a name is abbreviated (its first word) or misspelled.
 ``mixed`` tasks combine two or three of these.
 
+A name that one row holds is one entity: an aggregate over it is no question, so ``where:lookup``
+asks instead for one attribute of *the* entity ("What is the price of the product whose name is
+"blue"?", :data:`~clarisql.envs.synth.phrasing.ATTR_OF_RECORD`), its readings the one-row names
+the surface fits (:meth:`_ClarifyGen.lookup`); the aggregates keep the names many rows hold.
+
 Checks, each on the data (so clarifying is necessary, not decorative):
 - the gold query returns a non-trivial answer, the literal reading (``metadata["naive_sql"]``:
   the default intent COUNT, the default scope - the latest year or the commonest value - or the
