@@ -230,6 +230,29 @@ class FilterSite:
             return []
         return [Candidate(v, r, n) for v, r, n in got]
 
+    def counts_within(self, cols: Columns) -> dict[object, int]:
+        """Each value's row count under the query's other filters (the scope it is read in)."""
+        assert self.eq is not None
+        eq, true = self.eq, exp.true()
+        eq.replace(true)
+        tree = self.tree.copy()
+        true.replace(eq)
+        if not isinstance(tree, exp.Select):
+            return {}
+        # the rows a name holds, as the generators count them: the presence checks on the
+        # column asked for (``price IS NOT NULL``) are no part of the scope
+        asked = {c.name for e in tree.expressions for c in e.find_all(exp.Column)}
+        where = tree.args.get("where")
+        if where is not None:
+            conds = list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+            keep = [c for c in conds if not {x.name for x in c.find_all(exp.Column)} & asked]
+            tree = tree.where(exp.and_(*keep) if keep else exp.true(), append=False)
+        q = tree.select(self.expr, "COUNT(*)", append=False).group_by(self.expr)
+        try:
+            return dict(cols.rows(q.sql(dialect="sqlite")))
+        except sqlite3.Error:
+            return {}
+
     def _swap(self, new: exp.Expression, node: exp.Expression) -> str:
         node.replace(new)
         sql = self.tree.sql(dialect="sqlite")
@@ -386,6 +409,16 @@ def _audit_one(
                 by_explorer.update(hits)
             literal = literal_of(t, gold, [x.value for x in cands])
             reads = readings(surface, cands, literal)
+            if kind == "not-exist" and t.metadata.get("layer") == "clarify":
+                # as the generator reads the words: a singular lookup ("the product called ...")
+                # names one entity, an aggregate ("the lowest price of the orders of ...") the
+                # rows of a name many rows hold; row counts are in plain view to an agent
+                one = t.metadata.get("recipe") == "where:lookup"
+                within = site.counts_within(cols) if site.eq is not None else {}
+                fit = {x for x, n in within.items() if (n == 1) == one} if within else None
+                if fit is None:
+                    fit = {x.value for x in cands if x.count is None or (x.count == 1) == one}
+                reads = [x for x in reads if x in fit]
             if gold not in reads:
                 c["gold outside readings"] += 1
                 all_resolved = False

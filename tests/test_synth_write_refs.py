@@ -195,23 +195,58 @@ def test_one_task_per_gold() -> None:
     assert _gold_key(u) is None
 
 
-def test_a_value_clarification_aggregates_over_many_rows(db: Path) -> None:
+_AGG = re.compile(r"\b(COUNT|SUM|AVG|MIN|MAX)\s*\(", re.I)
+
+
+def _value_clarifications(db: Path):
     lake = discover(profile_lake(db))
     v = Verifier(db)
     try:
-        named = 0
         for seed in range(6):
             for t in clarify_tasks(lake, [], v, random.Random(seed), 30):
-                for us in t.underspecs:
-                    if getattr(us.label, "kind", us.label) not in ("not-exist", "Unmatch", "Error"):
-                        continue
-                    named += 1
+                kinds = {getattr(us.label, "kind", us.label) for us in t.underspecs}
+                if kinds & {"not-exist", "Unmatch", "Error"}:
                     m = re.search(r"FROM (.*?)(?: GROUP BY|$)", t.gold_sql or "", re.S)
                     assert m, t.gold_sql
                     n = v.rows(f"SELECT COUNT(*) FROM {m.group(1)}")
-                    # a unique product name is one product: "the products named 'blue'" means
-                    # every blue product, a reading that needs no clarification
-                    assert n is not None and n[0][0] >= 2, (t.utterance, t.gold_sql)
-        assert named  # buyer names repeat over orders: those clarifications are still made
+                    assert n is not None
+                    yield t, n[0][0]
     finally:
         v.close()
+
+
+def test_a_value_clarification_aggregates_over_many_rows(db: Path) -> None:
+    named = 0
+    for t, n in _value_clarifications(db):
+        if not _AGG.search(t.gold_sql or ""):
+            continue  # a singular lookup (below)
+        named += 1
+        # a unique product name is one product: "the products named 'blue'" means every blue
+        # product, a reading that needs no clarification
+        assert n >= 2, (t.utterance, t.gold_sql)
+    assert named  # buyer names repeat over orders: those clarifications are still made
+
+
+def test_a_single_entity_value_clarification_is_a_singular_lookup(db: Path) -> None:
+    """ODUTQA-MDC's core case: a cut-off or misspelled name that fits several entities, each
+    one row (product names are unique here). The task is made, and it asks for an attribute of
+    *the* entity, never an aggregate over its one row."""
+    lookups = []
+    for t, n in _value_clarifications(db):
+        if n < 2:  # the gold filter passes one row: the readings are distinct entities
+            assert not _AGG.search(t.gold_sql or ""), (t.utterance, t.gold_sql)
+            assert t.metadata["recipe"] == "where:lookup", t.metadata
+            assert n == 1, (t.utterance, t.gold_sql)  # a filter no row passes is no task
+            lookups.append(t)
+    assert any("products" in (t.gold_sql or "") for t in lookups), [t.utterance for t in lookups]
+    for t in lookups:
+        words = t.utterance.lower()
+        assert not re.search(
+            r"\b(average|total|sum|lowest|highest|minimum|maximum|how many)\b", words
+        )
+        table = t.metadata["tables"][0]
+        subj = {"products": "product", "orders": "order"}.get(table, table)
+        assert re.search(rf"\bthe {subj}\b", words), t.utterance  # singular subject
+        assert not re.search(rf"\b{subj}s\b", words), t.utterance
+        (us,) = t.underspecs
+        assert us.label.kind == "not-exist" and us.label.content in t.utterance

@@ -11,6 +11,11 @@ Every task is one aggregate question (:class:`~.common.Agg`) with up to three pa
 - ``not-exist`` (WHERE): a name is abbreviated (its first word) or misspelled.
 ``mixed`` tasks combine two or three of these.
 
+A name that one row holds is one entity: an aggregate over it is no question, so ``where:lookup``
+asks instead for one attribute of *the* entity ("What is the price of the product whose name is
+"blue"?", :data:`~clarisql.envs.synth.phrasing.ATTR_OF_RECORD`), its readings the one-row names
+the surface fits (:meth:`_ClarifyGen.lookup`); the aggregates keep the names many rows hold.
+
 Checks, each on the data (so clarifying is necessary, not decorative):
 - the gold query returns a non-trivial answer, the literal reading (``metadata["naive_sql"]``:
   the default intent COUNT, the default scope - the latest year or the commonest value - or the
@@ -40,7 +45,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from clarisql.envs.explorers import draw, fitting, reach_sql, readings
+from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
+    _ID_NAME,
     Agg,
     Made,
     close_values,
@@ -67,7 +74,17 @@ from clarisql.envs.synth.layers.common import (
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
-from clarisql.envs.synth.phrasing import AGGREGATE, COUNT, FILTER, YEAR, plural, singular
+from clarisql.envs.synth.names import speakable
+from clarisql.envs.synth.phrasing import (
+    AGGREGATE,
+    ATTR_OF_RECORD,
+    COUNT,
+    FILTER,
+    YEAR,
+    pick,
+    plural,
+    singular,
+)
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -80,6 +97,7 @@ RECIPES: dict[str, tuple[bool, str | None, bool]] = {
     "from:Error": (False, "Error", False),
     "from:Unmatch": (False, "Unmatch", False),
     "where": (False, None, True),
+    "where:lookup": (False, None, True),
     "mixed:intent+Missing": (True, "Missing", False),
     "mixed:intent+not-exist": (True, None, True),
     "mixed:Missing+not-exist": (False, "Missing", True),
@@ -241,13 +259,16 @@ class _ClarifyGen:
         col: ColumnProfile,
         scope_filter: tuple[str, Any] | None,
         min_rows: int = 1,
+        one_row: bool = False,
     ) -> tuple[str, str, list[str]] | None:  # (gold value, surface, readings)
         """A name written unclearly: a surface made from a value of the column (its first word,
         or a misspelling), the readings it fits among *every* value of the column, and a gold
         drawn uniformly among them (:mod:`clarisql.envs.explorers`). With ``min_rows`` > 1 (an
         aggregate over "the rows of" the name) a reading is a value that many rows hold (within
         the scope): a name of one row is one entity, and an aggregate over it is no question a
-        user asks (they mean every row the surface fits, a reading needing no clarification)."""
+        user asks (they mean every row the surface fits, a reading needing no clarification).
+        With ``one_row`` (a singular lookup of "the {entity} called ...") a reading is a value
+        that exactly one row holds: each reading is one distinct entity."""
         rng = self.rng
         where = present_sql(col, qi(col.name))
         if scope_filter is not None:
@@ -266,8 +287,8 @@ class _ClarifyGen:
                 continue
             surface = got[0]
             reads = self.column_readings(t, col.name, surface)
-            if min_rows > 1:
-                reads = self.held_by_many(t, col, reads, scope_filter, min_rows)
+            if min_rows > 1 or one_row:
+                reads = self.held_by_many(t, col, reads, scope_filter, min_rows, one_row)
             if seed in reads and len(reads) >= 2:
                 break
         else:
@@ -286,16 +307,17 @@ class _ClarifyGen:
         values: list[Any],
         scope_filter: tuple[str, Any] | None,
         min_rows: int,
+        one_row: bool = False,
     ) -> list[Any]:
-        """The values of ``values`` that at least ``min_rows`` rows of ``t`` hold (counted on the
-        data, within the scope filter)."""
+        """The values of ``values`` that at least ``min_rows`` rows of ``t`` hold (exactly one
+        row with ``one_row``; counted on the data, within the scope filter)."""
         if not values:
             return []
         where = f"{qi(col.name)} IN ({', '.join(sql_lit(x) for x in values)})"
         if scope_filter is not None:
             where += f" AND {scope_filter[0]} = {sql_lit(scope_filter[1])}"
         got = self.rows(f"SELECT {qi(col.name)}, COUNT(*) FROM {qi(t)} WHERE {where} GROUP BY 1")
-        many = {x for x, n in got or [] if n >= min_rows}
+        many = {x for x, n in got or [] if (n == 1 if one_row else n >= min_rows)}
         return [x for x in values if x in many]
 
     def name_surface(
@@ -320,6 +342,8 @@ class _ClarifyGen:
 
     # --- one task -----------------------------------------------------------------------------------
     def compose(self, recipe: str) -> Made | None:
+        if recipe == "where:lookup":
+            return self.lookup()
         intent, scope_kind, not_exist = RECIPES[recipe]
         rng = self.rng
         fams = bool(self.family_scopes) and scope_kind in ("Missing", "Unmatch")
@@ -452,6 +476,94 @@ class _ClarifyGen:
         if any(n < 2 for n in checks.values()):
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
+
+    def lookup(self) -> Made | None:
+        """A single entity named unclearly (ODUTQA-MDC's abbreviated enterprise name): "What is
+        the unit price of the product called 'blue'?". The readings are the names the surface
+        fits that one row each holds (distinct entities, :meth:`entity_part` with ``one_row``),
+        the gold drawn uniformly among them; the question is a singular lookup of one attribute
+        of that entity, never an aggregate (an aggregate over one row is no question a user
+        asks). The same checks as the aggregates: >= 2 readings an agent cannot rule out by
+        running them give different answers, and dropping the name does not give the gold."""
+        rng = self.rng
+        need = [t for t in self.tables if entities(t) and t.rows >= 2]
+        if not need:
+            return None
+        t = rng.choice(need)
+        ecol = rng.choice(entities(t))
+        # the attribute asked for: a measure, a date, or another name of the entity
+        attrs = [
+            c
+            for c in (
+                *measures(t),
+                *(c for c in t.usable() if c.kind == "date"),
+                *entities(t),
+                *(  # a short text fact of the entity (a phone, a postal code)
+                    c
+                    for c in t.usable()
+                    if c.kind == "text"
+                    and not c.low_information
+                    and speakable(c.name)
+                    and not _ID_NAME.search(c.name)
+                    and all(len(str(x)) <= 40 for x in c.samples)
+                ),
+            )
+            if c.name != ecol.name
+            and not _timestamp(c)  # a time the database keeps (last_update) is no fact asked for
+            and singular(human(c.name)) != singular(human(t.name))  # "the address of the address"
+        ]
+        attrs = list({c.name: c for c in attrs}.values())
+        if not attrs:
+            return None
+        m = rng.choice(attrs)
+        got = self.entity_part(t.name, ecol, None, one_row=True)
+        if got is None:
+            return None
+        gold_v, surface, reads = got
+
+        def q(v: Any | None) -> str:
+            where = f"{qi(m.name)} IS NOT NULL"
+            if v is not None:
+                where = f"{qi(ecol.name)} = {sql_lit(v)} AND {where}"
+            return f"SELECT {qi(m.name)} FROM {qi(t.name)} WHERE {where}"
+
+        g_sql, n_sql = q(gold_v), q(surface)
+        ga, na = self.rows(g_sql), self.rows(n_sql)
+        if ga is None or na is None or len(ga) != 1 or is_trivial(ga) or same_answer(ga, na):
+            return None
+        if same_answer(ga, self.rows(q(None))):  # every row reads the same: nothing to ask
+            return None
+        qs = [q(x) for x in self.sample(gold_v, reads)]
+        self.v.prefetch(qs)
+        ok = self.open_answers(qs, [n_sql, q(None)])
+        if ok is None or distinct_answers(ok, STOP) < 2:
+            return None
+        text = pick(
+            ATTR_OF_RECORD,
+            rng,
+            attr=human(m.name),
+            subj=singular(human(t.name)),
+            key=human(ecol.name),
+            v=_quote(surface),
+        )
+        return Made(
+            utterance=tidy(text),
+            category="where",
+            gold_sql=g_sql,
+            naive_sql=n_sql,
+            underspecs=[Underspec(Label("not-exist", surface, ecol.name), gold_v)],
+            meta={
+                "layer": "clarify",
+                "recipe": "where:lookup",
+                "difficulty": "simple",
+                "qtype": "single",
+                "tables": [t.name],
+                "columns": [m.name, ecol.name],
+                "operations": ["filter"],
+                "scope_source": None,
+                "candidates": {"name": distinct_answers(ok, STOP)},
+            },
+        )
 
     def sample(self, gold: Any, reads: list[Any]) -> list[Any]:
         """The gold and up to ``MAX_CANDIDATES - 1`` other readings, drawn at random: the
