@@ -614,11 +614,6 @@ def _assemble(
     elif made["well-specified"] > wanted["well-specified"]:
         extra = made["well-specified"] - wanted["well-specified"]
         shortfalls.setdefault("top-up", f"{extra} well-specified tasks fill the shortfalls above")
-    # a twin the suite did not take (its gold already taken) leaves its task without a pair
-    pairs = Counter(t.metadata.get("pair") for t in chosen if "pair" in t.metadata)
-    for t in chosen:
-        if "pair" in t.metadata and pairs[t.metadata["pair"]] < 2:
-            del t.metadata["pair"]
     rng = random.Random(f"{config.seed}:order")
     chosen.sort(key=lambda t: (t.category, _norm(t.utterance)))
     rng.shuffle(chosen)
