@@ -83,7 +83,7 @@ def test_synthesis_is_byte_identical_with_every_core_saturated(tmp_path: Path) -
     for name, load in (("quiet", False), ("loaded", True)):
         # a tight budget: some drafts are rejected for their steps, others pass near the line
         cfg = SynthConfig(
-            sources=[folder], out=tmp_path / name, tasks=40, seed=2, step_budget=30_000
+            sources=[folder], out=tmp_path / name, tasks=60, seed=2, step_budget=30_000
         )
         cfg.workers = 2
         if load:
@@ -97,7 +97,7 @@ def test_synthesis_is_byte_identical_with_every_core_saturated(tmp_path: Path) -
     # and some kept golds use most of the kept budget: a verdict by the clock at the same line
     # would flip for them under load (a planted one, at 1-3x the budget's quiet time, does)
     steps = [_steps(quiet.db_path, t.gold_sql) for t in quiet.tasks if t.gold_sql]
-    assert sum(15_000 * 0.5 <= n <= 15_000 for n in steps) >= 1, str(sorted(steps))
+    assert sum(15_000 * 0.5 <= n <= 15_000 for n in steps) >= 2, str(sorted(steps))
     assert loaded.tasks_path.read_bytes() == quiet.tasks_path.read_bytes()
 
 

@@ -158,31 +158,16 @@ def test_an_insert_is_never_a_copy_of_a_row(db: Path) -> None:
         v.close()
 
 
+def _write(id_: str, text: str, action: str) -> Task:
+    return Task(
+        id=id_, db="x", utterance=text, category="write", gold_actions=[action], writable=True
+    )
+
+
 def test_one_task_per_gold() -> None:
-    a = Task(
-        id="a",
-        db="x",
-        utterance="Delete city 3.",
-        category="write",
-        gold_actions=["D 3"],
-        writable=True,
-    )
-    b = Task(
-        id="b",
-        db="x",
-        utterance="Remove city 3.",
-        category="write",
-        gold_actions=["D 3"],
-        writable=True,
-    )
-    c = Task(
-        id="c",
-        db="x",
-        utterance="Remove city 4.",
-        category="write",
-        gold_actions=["D 4"],
-        writable=True,
-    )
+    a = _write("a", "Delete city 3.", "D 3")
+    b = _write("b", "Remove city 3.", "D 3")
+    c = _write("c", "Remove city 4.", "D 4")
     u = Task(
         id="u",
         db="x",
