@@ -49,8 +49,11 @@ def scope_of(c: ColumnProfile, v: Any) -> tuple[str, str, Any] | None:
 
 
 def shown(r: Roles) -> ColumnProfile | None:
-    """The column that names a row in answers: a label, else a key, else None."""
-    return (r.labels or r.keys or [None])[0]
+    """The column that names a row in answers: a label unique on the data, else a key, else a
+    label (rows a listed answer cannot tell apart, "Sidney" seven times, teach nothing), else
+    None."""
+    unique = [c for c in r.labels if c.unique]
+    return (unique or r.keys or r.labels or [None])[0]
 
 
 # --- single-table makers ----------------------------------------------------------------------

@@ -20,10 +20,15 @@ Contract
     within two edits of it: an agent resolves it without asking;
   - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
     a name that cannot be put in words (``G``) outside quotes;
-  - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
-    says which row it is (an identifier, code, name or the group key);
+  - ``listed-answer-without-identifier``: a plain listing (no DISTINCT, GROUP BY or aggregate)
+    whose rows repeat ("Sidney" seven times: an address or city is no identifier), or an
+    answer of several rows and columns none of which says which row it is (an identifier,
+    code, name or the group key);
   - ``list-column-as-category``: a column of joined items (``Trailers,Behind the Scenes``,
-    role ``list``) grouped by or compared with ``=`` as if each value were one category;
+    role ``list``, or values that read as credits, :func:`credit_list`: ``Bill Gould/Mike
+    Bordin/Mike Patton``) grouped by or compared with ``=`` as if each value were one category
+    (unless the column is unique: an artist's own name), or a name clarification whose gold is
+    one whole member list;
   - ``write-row-not-identified``: a well-specified update or delete (or one whose only label is
     a misspelled name) that picks its rows by a column not unique on the data (``WHERE
     birth_city = 'Big River'`` changes every person born there);
@@ -32,7 +37,21 @@ Contract
     table's range and outside every other's (:func:`~.layers.writes.reveals_table`);
   - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
     is about a helper table (a calendar or number sequence,
-    :func:`~.discover.helper_tables`; the lake's ``helpers``).
+    :func:`~.discover.helper_tables`; the lake's ``helpers``);
+  - ``swap-between-unrelated-rows``: a write of two UPDATEs that exchange one column's values
+    between two rows that share no parent reference or category value, or that exchange a
+    measure (two tracks' sizes);
+  - ``bulk-update-to-one-value``: an UPDATE that sets a measure to one literal number over rows
+    not picked by a unique column ("change the total of all its invoices below 1.98 to 1.43");
+  - ``write-breaks-derived-total``: an UPDATE of a column that is a total over other rows, or
+    one of its terms (:func:`~.layers.writes.derived_columns`: ``invoices.Total`` = the sum of
+    its lines), so the data no longer adds up;
+  - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total");
+  - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
+    ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
+    Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
+- ``unanswerable-with-matching-column`` counts the tables the declared foreign keys reach as
+  reachable too, whatever their columns' names (``current_address`` -> ``addresses``).
 - The checks parse the gold with sqlglot and run statements through the
   :class:`~.verify.Verifier` (the same sandbox and step budget), so the audit is deterministic.
 - :func:`review_sheet` picks a stratified sample (the same number per category, seeded) with
@@ -96,8 +115,13 @@ class AuditReport:
     tasks: Counter = field(default_factory=Counter)  # category -> tasks read
     flaws: dict[str, Counter] = field(default_factory=lambda: {f: Counter() for f in FLAWS})
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _seen: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def add(self, flaw: str, task: Task, why: str) -> None:
+        """Count ``task`` once per flaw, whichever check finds it first."""
+        if (flaw, task.id) in self._seen:
+            return
+        self._seen.add((flaw, task.id))
         self.flaws[flaw][task.category] += 1
         if len(self.examples[flaw]) < 5:
             self.examples[flaw].append(f"{task.id}: {why} | {task.utterance}")
