@@ -724,7 +724,10 @@ class _WriteGen:
             and (c.name in refs or c in scopes(t))
         ]
         parents = [c for c in out if c.name in refs]
-        return parents or out  # rows of one parent belong together more than rows of one scope
+        if parents:  # rows of one parent belong together more than rows of one scope, and the
+            top = max(c.distinct for c in parents)  # smallest groups most (an album, not a
+            return [c for c in parents if c.distinct == top]  # media type)
+        return out
 
     def swap(self) -> Made | None:
         """Two rows of one group (the same parent row or scope value: :meth:`groups`),
