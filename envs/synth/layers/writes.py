@@ -7,8 +7,11 @@ Well-specified requests name the row by its key (a unique column) and say every 
 Underspecified requests (the user reveals the gold value when asked with the matching label):
 - ``not-exist``: the row is named by an abbreviated or misspelled name that >= 2 names fit
   (the same surfaces as :mod:`.clarify`);
-- ``Missing``: "every row of the {scope} I'm handling" without saying which scope value (>= 2
-  values have rows), or a new row for one table of a family of same-schema tables.
+- ``Missing``: "every row of the {scope} I have in mind" without saying which scope value (>= 2
+  values have rows): a price raised or lowered by a share, or the few rows below a bound
+  deleted; or a new row for one table of a family of same-schema tables.
+A swap (two statements) exchanges a name, date or position between two neighbouring rows of
+one parent row (or one scope value), said in the request.
 
 Every task carries ``gold_actions``, ``metadata["naive_actions"]`` (the literal reading: the name
 as written, the default scope value or table; equal to the gold for well-specified requests) and
@@ -30,6 +33,15 @@ What a reviewer would reject is not made:
   deleting it leaves no orphans;
 - a new number stays near the old one (half to one and a half times it, within the column's
   range): no country of a billion people;
+- no write changes a total of other rows or one of its terms (:func:`derived_columns`, found
+  on the data: ``invoices.Total`` = the sum of its lines' price times quantity), and a table
+  holding or feeding one gets no insert: the data keeps adding up;
+- no arbitrary number over a range of rows ("change the total of all its invoices below 1.98
+  to 1.43"): a scope update changes a price-like measure (:func:`priced`) by a share, over at
+  most :data:`MAX_SCOPE_ROWS` rows;
+- a swap never exchanges a measure (two tracks' sizes) nor rows with nothing in common: the
+  two rows are neighbours by key inside one group (:meth:`_WriteGen.groups`: the most specific
+  parent reference, else a scope), and the request says which group;
 - a new row never copies a row's unique name (a second "Serang"), states no missing value and
   no value the database sets itself (``last_update``), copies no other unique value (an
   e-mail, a phone number: left out), copies no value that nearly every row holds alone (a name
