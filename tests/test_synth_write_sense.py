@@ -39,7 +39,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                              album_id INTEGER REFERENCES albums(album_id), composer TEXT,
                              genre TEXT, milliseconds INTEGER, bytes INTEGER, unit_price REAL);
         CREATE TABLE invoices (invoice_id INTEGER PRIMARY KEY, billing_city TEXT,
-                               billing_state TEXT, total REAL);
+                               billing_state TEXT, total REAL,
+                               customer_id INTEGER REFERENCES customers(customer_id),
+                               billing_address TEXT);
         CREATE TABLE invoice_items (line_id INTEGER PRIMARY KEY,
                                     invoice_id INTEGER REFERENCES invoices(invoice_id),
                                     track_id INTEGER REFERENCES tracks(track_id),
@@ -49,6 +51,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                aktuelle_adresse INTEGER REFERENCES adressen(adresse_id),
                                vorname TEXT, handynummer TEXT);
         CREATE TABLE media_types (media_type_id INTEGER PRIMARY KEY, name TEXT);
+        CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT,
+                                country TEXT);
         """
     )
     for a in range(1, 21):
@@ -74,8 +78,15 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 (line, i, rng.randint(1, 200), price, qty),
             )
         conn.execute(
-            "INSERT INTO invoices VALUES (?, ?, ?, ?)",
-            (i, CITIES[i % 4], ["NSW", "WA", "TAS", "NT"][i % 4], round(total, 2)),
+            "INSERT INTO invoices VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                i,
+                CITIES[i % 4],
+                ["NSW", "WA", "TAS", "NT"][i % 4],
+                round(total, 2),
+                i % 40 + 1,
+                f"{i % 40 + 1} Harbour Road",
+            ),
         )
     for a in range(1, 16):
         conn.execute("INSERT INTO adressen VALUES (?, ?, ?)", (a, f"Port {a}", f"Weg {a}"))
@@ -86,6 +97,12 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     for m, name in enumerate(["MPEG", "AAC", "WAV", "FLAC", "OGG"], 1):
         conn.execute("INSERT INTO media_types VALUES (?, ?)", (m, name))
+    for c in range(1, 41):  # first names repeat: they cannot tell customers apart
+        conn.execute(
+            "INSERT INTO customers VALUES (?, ?, ?)",
+            (c, ["Ada", "Ben", "Cleo", "Dev", "Eli", "Fay"][c % 6],
+             ["Chile", "Peru", "Cuba", "Togo"][c % 4]),
+        )  # fmt: skip
     conn.commit()
     conn.close()
     return path
@@ -223,3 +240,73 @@ def test_write_tasks_a_reviewer_would_keep(db: Path, lake) -> None:
                     assert "unit_price" not in set_cols, a
             if isinstance(tree, exp.Insert):
                 assert tree.this.this.name not in ("invoices", "invoice_items"), a
+
+
+def test_listed_answers_tell_their_rows_apart(db: Path, lake) -> None:
+    from clarisql.envs.synth.answerable import make_drafts
+
+    v = Verifier(db, max_rows=5000)
+    drafts = make_drafts(lake, v, random.Random(0), 150)
+    plain = 0
+    for d in drafts:
+        tree = sqlglot.parse_one(d.sql, read="sqlite")
+        if not isinstance(tree, exp.Select) or len(d.rows) < 2:
+            continue
+        if tree.args.get("distinct") or tree.args.get("group"):
+            continue
+        if any(e.find(exp.AggFunc) for e in tree.expressions):
+            continue
+        plain += 1
+        assert len({tuple(r) for r in d.rows}) == len(d.rows), (d.question, d.sql)
+    assert plain, "no listing drafted"
+
+
+def test_a_suite_of_this_database_has_none_of_these_flaws(db: Path, tmp_path: Path) -> None:
+    from clarisql.envs.synth.audit import audit_folder
+    from clarisql.envs.synth.pipeline import SynthConfig, synthesize
+
+    res = synthesize(SynthConfig(sources=[db], out=tmp_path / "s", tasks=120, seed=1))
+    report, _ = audit_folder(res.tasks_path.parent)
+    owned = ("listed-answer-without-identifier", "swap-between-unrelated-rows",
+             "bulk-update-to-one-value", "write-breaks-derived-total",
+             "unanswerable-with-matching-column")  # fmt: skip
+    assert {f: report.total(f) for f in owned} == dict.fromkeys(owned, 0), report.examples
+
+
+def test_ranked_ties_list_the_key_beside_a_shared_name(db: Path, lake) -> None:
+    from clarisql.envs.synth.answerable_join import _j_rank
+    from clarisql.envs.synth.drafting import DraftContext
+
+    v = Verifier(db, max_rows=5000)
+    j = next(j for j in lake.joins if j.left == ("invoices", "customer_id"))
+    fk = lake.table("invoices").column("customer_id")
+    key = lake.table("customers").column("customer_id")
+    name = lake.table("customers").column("first_name")
+    made = 0
+    for seed in range(6):
+        d = _j_rank(DraftContext(lake, v, random.Random(seed)), j, fk, key, [name])
+        if d is None:
+            continue
+        made += 1
+        # first names repeat among the tied customers: the key tells them apart
+        assert len({tuple(r) for r in d.rows}) == len(d.rows), (d.question, d.rows)
+        assert "customer ID" in d.question
+    assert made
+
+
+def test_an_unanswerable_twin_tells_its_rows_apart(db: Path, lake) -> None:
+    from clarisql.envs.synth.layers.unanswerable import _UnansGen
+
+    v = Verifier(db, max_rows=5000)
+    twins = []
+    for seed in range(40):
+        gen = _UnansGen(lake, v, random.Random(seed))
+        for t in ("customers", "invoices", "tracks"):
+            made = gen.attr_task("column-related", lake.table(t), "shoe size", {})
+            twin = made.meta.get("twin") if made is not None else None
+            if twin:
+                twins.append(twin)
+    assert twins
+    for tw in twins:
+        rows = v.rows(tw["gold_sql"]) or []
+        assert len({tuple(r) for r in rows}) == len(rows), (tw["utterance"], rows)
