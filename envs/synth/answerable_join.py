@@ -171,8 +171,11 @@ def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | 
 def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     d, k = cx.pick(desc), cx.rng.randint(1, 3)
     nc, ph, nf = cx.narrow(cx.roles[fk.table], ())
+    # a describing column two rows share (a first name) cannot tell them apart: the key is listed
+    ident = [] if d.unique else [f"{key.ref()} AS id"]
     inner = (
         Sel(
+            *ident,
             f"{d.ref()} AS item",
             "COUNT(*) AS n",
             "DENSE_RANK() OVER (ORDER BY COUNT(*) DESC) AS rk",
@@ -182,12 +185,13 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
         .where(present(d), *nc)
         .group(key.ref(), d.ref())
     )
-    sel = Sel("item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
+    sel = Sel(*(["id"] if ident else []), "item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
     ln, rn = _names(j)
     top = "count" if k == 1 else f"{k} counts"
+    said = f"{human(key.name)}, {human(d.name)}" if ident else human(d.name)
     q = (
         f"Which {rn} have the highest {top} of {ln}{ph}? "
-        f"Give their {human(d.name)} and the number of {ln} (all ties)."
+        f"Give their {said} and the number of {ln} (all ties)."
     )
     return cx.draft(
         sel,

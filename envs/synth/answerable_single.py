@@ -49,8 +49,11 @@ def scope_of(c: ColumnProfile, v: Any) -> tuple[str, str, Any] | None:
 
 
 def shown(r: Roles) -> ColumnProfile | None:
-    """The column that names a row in answers: a label, else a key, else None."""
-    return (r.labels or r.keys or [None])[0]
+    """The column that names a row in answers: a label unique on the data, else a key, else a
+    label (rows a listed answer cannot tell apart, "Sidney" seven times, teach nothing), else
+    None."""
+    unique = [c for c in (*r.labels, *r.keys) if c.unique]
+    return (unique or r.labels or r.keys or [None])[0]
 
 
 # --- single-table makers ----------------------------------------------------------------------
@@ -100,6 +103,9 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if v is None:
         return None
     sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
+    got = cx.v.rows(sel.sql())
+    if got and len({tuple(x) for x in got}) < len(got):
+        return None  # rows the answer cannot tell apart ("Sidney" seven times)
     subj = singular(_t(r))
     q = pick(
         ATTR_WHERE,

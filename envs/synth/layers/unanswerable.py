@@ -362,6 +362,7 @@ class _UnansGen:
         """A scope column of ``t``, one of its values matching 2..20 rows, and a name column
         (the listing form: "the {attr} of every {subj} whose {key} is {v}")."""
         ents, scs = entities(t), scopes(t)
+        ents = [c for c in ents if c.unique] or ents  # a name that tells the rows apart first
         if not ents or not scs:
             return None
         d, lab = self.rng.choice(scs), self.rng.choice(ents)
@@ -437,8 +438,9 @@ class _UnansGen:
             return None
         if twin is not None:
             rows = self.v.rows(twin["gold_sql"])
-            if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]):
-                twin = None
+            repeated = rows is not None and len({tuple(r) for r in rows}) < len(rows)
+            if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]) or repeated:
+                twin = None  # (repeated rows: a listed answer that cannot tell its rows apart)
             else:
                 twin["tables"] = [t.name]
         meta = {"requested": attr, **extra}
