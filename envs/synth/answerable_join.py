@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.names import split_name
-from clarisql.envs.synth.phrasing import JOIN_LIST, pick, plural, singular
+from clarisql.envs.synth.phrasing import JOIN_LIST, key_words, pick, plural, singular
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     LARGE_TABLE,
@@ -96,10 +96,10 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
     q = pick(
         JOIN_LIST,
         cx.rng,
-        attr=human(s.name),
+        attrs=plural(human(s.name)),
         rows=ln,
         subjs=rn,
-        key=human(d.name),
+        key=key_words(human(d.name), singular(rn)),
         v=show(v),
     )
     return cx.draft(

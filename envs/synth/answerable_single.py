@@ -20,6 +20,7 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    key_words,
     pick,
     plural,
     quote,
@@ -107,7 +108,7 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         attr=human(lab.name),
         subj=subj,
         subjs=plural(subj),
-        key=human(d.name),
+        key=key_words(human(d.name), subj),
         v=quote(v),
     )
     f = [(d.table, d.name, "=", v)]
@@ -147,7 +148,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
         cx.rng,
         attr=human(m.name),
         subj=singular(_t(r)),
-        key=human(lab.name),
+        key=key_words(human(lab.name), singular(_t(r))),
         v=quote(v),
     )
     f = [(lab.table, lab.name, "=", v)]

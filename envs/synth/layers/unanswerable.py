@@ -60,8 +60,10 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import (
+    PERSONAL_ATTRIBUTES,
     WORLD_ATTRIBUTES,
-    entity_kind,
+    attributes_of,
+    entity_cue,
     in_words,
     speakable,
     split_name,
@@ -72,6 +74,7 @@ from clarisql.envs.synth.phrasing import (
     ATTR_WHERE,
     article,
     frame,
+    key_words,
     plural,
     quote,
     singular,
@@ -145,10 +148,10 @@ _OOD: dict[str, tuple[str, ...]] = {
         "Why do some countries write {ents} in a different order?",
     ),
     "organisation": (
-        "How do I start {a_ent}?",
         "What makes {a_ent} successful?",
-        "Should I join {a_ent} or go it alone?",
-        "How do I write a good mission statement for {a_ent}?",
+        "How do I pick a good {ent}?",
+        "How is {a_ent} usually run?",
+        "What do people usually like about their {ent}?",
     ),
     "transaction": (
         "How do I dispute {a_ent}?",
@@ -186,6 +189,16 @@ _OOD_OPINION = (
     "Is {v} worth my time?",
     "What would a friend of mine think of {v}?",
 )
+
+
+def plausible(kind: str, cue: str | None = None) -> tuple[str, ...]:
+    """Every attribute an entity of ``kind`` (told by the word ``cue``) plausibly has in the
+    world: :func:`~clarisql.envs.synth.names.attributes_of` and
+    :data:`~clarisql.envs.synth.names.PERSONAL_ATTRIBUTES`. The three column kinds ask only
+    for these (a question a user could write about those records)."""
+    return tuple(dict.fromkeys((*attributes_of(kind, cue), *PERSONAL_ATTRIBUTES.get(kind, ()))))
+
+
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
 _STOP = frozenset(
@@ -321,7 +334,7 @@ class _UnansGen:
                 self._semantic = embedder_check() or (lambda a, b: False)
                 prime = getattr(self._semantic, "prime", None)
                 if prime is not None:  # every column name in one batch, then one text per attr
-                    pools = [a for attrs in RELATED.values() for a in attrs] + [attr]
+                    pools = [a for k in RELATED for a in plausible(k)] + [attr]
                     prime(
                         [*pools, *(in_words(c.name) for t in self.lake.tables for c in t.columns)]
                     )
@@ -409,7 +422,7 @@ class _UnansGen:
         twin: dict[str, Any] | None = None
         if subj is not None:
             tpl = frame(_ATTR_Q, rng)
-            slots = {"subj": _row(t), "key": human(subj[0].name), "v": _q(subj[1])}
+            slots = {"subj": _row(t), "key": _key(subj[0], t), "v": _q(subj[1])}
             cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
@@ -423,7 +436,7 @@ class _UnansGen:
         else:
             d, v, lab = where  # type: ignore[misc]
             tpl = frame(_ATTR_Q_WHERE, rng)
-            slots = {"subj": _row(t), "subjs": plural(_row(t)), "key": human(d.name), "v": _q(v)}
+            slots = {"subj": _row(t), "subjs": plural(_row(t)), "key": _key(d, t), "v": _q(v)}
             cond = f"{qi(d.name)} = {sql_lit(v)}"
             cols = [f"{t.name}.{d.name}"]
             twin = {  # the name column: a listed answer that names its rows
@@ -523,20 +536,24 @@ class _UnansGen:
         return h in self._heads[t.name]
 
     def kind_of(self, t: TableProfile) -> str:
-        return entity_kind(t.name, [c.name for c in t.columns])
+        return self.cue_of(t)[0]
+
+    def cue_of(self, t: TableProfile) -> tuple[str, str | None]:
+        return entity_cue(t.name, [c.name for c in t.columns])
 
     def column_related(self) -> Made | None:
-        """An attribute such entities have in the world (:data:`RELATED` of the table's kind)
-        that no table of the lake holds."""
+        """An attribute such entities have in the world (:func:`plausible` for the table's
+        kind) that no table of the lake holds; half the time one that shares a word with a
+        column of the table (:meth:`look_alike`)."""
         t = self.rng.choice(self.tables)
-        kind = self.kind_of(t)
+        kind, cue = self.cue_of(t)
         if kind == "thing":  # rows of unknown kind: what they lack cannot be told (nor in what
             return None  # language their schema speaks), so no column-related request
-        pool = [a for a in RELATED[kind] if self.absent_anywhere(a)]
+        pool = [a for a in attributes_of(kind, cue) if self.absent_anywhere(a)]
         if not pool:
             return None
         attr = self.rng.choice(self.look_alike(t, pool, str))
-        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind})
+        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
 
     def look_alike(self, t: TableProfile, pool: list[Any], name: Any) -> list[Any]:
         """Half the time, the attributes of ``pool`` that share a word with a column ``t`` has
@@ -554,18 +571,24 @@ class _UnansGen:
         return near if near and self.rng.random() < 0.5 else pool
 
     def column_unrelated(self) -> Made | None:
-        """An attribute of another kind of entity (the ``breed`` of an invoice), none of whose
-        words is in the lake's schema or values."""
+        """An attribute entities of the table's kind plausibly have (:func:`plausible`: the
+        ``star sign`` of a customer, the ``carbon footprint`` of a product) but that is
+        unrelated to the schema: none of its words is in the lake's table or column names or
+        values. A question a user could ask about those records, never another kind's
+        attribute (no ``mayor`` of a product); rows of unknown kind get none."""
         t = self.rng.choice(self.tables)
-        kind = self.kind_of(t)
-        own = set(RELATED[kind])
-        pool = sorted(
-            {a for k, attrs in RELATED.items() if k not in (kind, "thing") for a in attrs} - own
-        )
-        pool = [a for a in pool if not (words(a) & self.vocab) and self.absent_anywhere(a)]
+        kind, cue = self.cue_of(t)
+        if kind == "thing":
+            return None
+        pool = [
+            a
+            for a in plausible(kind, cue)
+            if not (words(a) & self.vocab) and self.absent_anywhere(a)
+        ]
         if not pool:
             return None
-        return self.attr_task(K_UNRELATED, t, self.rng.choice(pool), {"entity_kind": kind})
+        attr = self.rng.choice(pool)
+        return self.attr_task(K_UNRELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
 
     def non_sql(self) -> Made | None:
         rng = self.rng
@@ -597,7 +620,7 @@ class _UnansGen:
             cue = t.name + " " + " ".join(x.name for x in t.columns if not id_like_name(x.name))
             pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
             text = rng.choice(pool).format(
-                c=human(c.name), subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
+                c=human(c.name), subj=_row(t), key=_key(subj[0], t), v=_q(subj[1])
             )
             naive = f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{c.name}", f"{t.name}.{subj[0].name}"]
@@ -606,16 +629,33 @@ class _UnansGen:
             return None  # non-sql is about columns that exist, and their data is there
         return _made(K_NONSQL, text, naive, [t.name], cols, {})
 
+    def entity_noun(self, t: TableProfile) -> str | None:
+        """What one row of ``t`` is, as a common noun a question about the world may use:
+        the word of the table's name that tells its kind (:func:`~clarisql.envs.synth.names.
+        entity_cue`: ``product_suppliers`` -> ``supplier``, ``staff`` -> ``staff member``),
+        or a one-word name of the question language when the columns told the kind
+        (``highschooler``). ``None`` for rows of unknown kind and for names that are no
+        word (``tblx``, ``mitarbeiter``): never the table's name as it is."""
+        kind, cue = self.cue_of(t)
+        if kind == "thing":
+            return None
+        if cue is None:
+            ws = [w for w in split_name(t.name) if w.isalpha()]
+            if len(ws) != 1 or not speakable(ws[0]) or len(ws[0]) < 3:
+                return None
+            cue = ws[0]
+        return singular(cue)
+
     def out_of_domain(self) -> Made | None:
         """Advice, opinion or general knowledge about the kind of thing a table holds (its
         rows in words): the database's own domain, but no row of it answers."""
         rng = self.rng
         t = rng.choice(self.tables)
-        ent = singular(" ".join(w for w in human(t.name).split() if w.isalpha() and speakable(w)))
-        if len(ent) < 3:
+        ent = self.entity_noun(t)
+        if ent is None:
             return None
         kind = self.kind_of(t)
-        frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work", "thing"))
+        frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work"))
         subj = self.subject(t) if kind in ("product", "work") else None
         meta: dict[str, Any] = {"about": ent}
         if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
@@ -640,6 +680,12 @@ def _nearness(attr: str, c: ColumnProfile, t: TableProfile) -> tuple[int, float,
 def _row(t: TableProfile) -> str:
     """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``."""
     return singular(human(t.name))
+
+
+def _key(c: ColumnProfile, t: TableProfile) -> str:
+    """The key column in words as a user names it for a record of ``t`` (the ``customer
+    name`` of a customer is its ``name``: :func:`~clarisql.envs.synth.phrasing.key_words`)."""
+    return key_words(human(c.name), _row(t))
 
 
 def _q(v: Any) -> str:
@@ -694,4 +740,4 @@ def unanswerable_tasks(
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RELATED", "absent", "head_noun", "unanswerable_tasks", "words"]
+__all__ = ["RELATED", "absent", "head_noun", "plausible", "unanswerable_tasks", "words"]

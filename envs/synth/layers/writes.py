@@ -68,6 +68,7 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
+from clarisql.envs.synth.phrasing import plural, singular
 from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -89,28 +90,31 @@ _NAME_UPDATE = (
     "Please change the {c} for {name} in the {rows} to {new}.",
 )
 _SCOPE_UPDATE = (
-    "{pre}set the {c} of every {row} there whose {c} is below {x} to {new}.",
-    "{pre}change the {c} of all its {rows} with a {c} below {x} to {new}.",
+    "{pre}set the {c} to {new} for every {row} whose {c} is below {x}.",
+    "{pre}change the {c} of the {rows} with a {c} below {x} to {new}.",
 )
-_SCOPE_DELETE = ("{pre}delete every {row} there whose {c} is below {x}.",)
+_SCOPE_DELETE = (
+    "{pre}delete the {rows} whose {c} is below {x}.",
+    "{pre}remove every {row} with a {c} below {x}.",
+)
 _SWAP = (
     "The {c} values of the {rows} with {k} {a} and {b} were entered the wrong way round; swap them.",
     "Please exchange the {c} of {rows} {a} and {b} ({k}).",
 )
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
-_SCOPE_PRE = ("For the {slot} I have in mind, ", "Within the one {slot} I mean, ")
+_SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
 
 
-_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
-
-
 def _row(t: str) -> str:
-    h = human(t)
-    head, _, last = h.rpartition(" ")
-    if last in _IRREGULAR:
-        return f"{head} {_IRREGULAR[last]}".strip()
-    return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
+    """One row of table ``t`` as a noun (``addresses`` -> ``address``, ``staff`` -> ``staff
+    member``: :func:`~clarisql.envs.synth.phrasing.singular`)."""
+    return singular(human(t))
+
+
+def _rows(t: str) -> str:
+    """The rows of table ``t`` as a plural noun (``film`` -> ``films``)."""
+    return plural(_row(t))
 
 
 def _q(v: Any) -> str:
@@ -491,7 +495,7 @@ class _WriteGen:
         head = f"UPDATE {qi(t.name)} SET {qi(m.name)} = {sql_lit(new)} WHERE {qi(e.name)} = "
         gold_a, naive_a = [head + sql_lit(gold)], [head + sql_lit(surface)]
         text = rng.choice(_NAME_UPDATE).format(
-            c=human(m.name), row=_row(t.name), rows=human(t.name), name=_q(surface), new=_q(new)
+            c=human(m.name), row=_row(t.name), rows=_rows(t.name), name=_q(surface), new=_q(new)
         )
         if not self.check(gold_a, naive_a):
             return None
@@ -556,7 +560,7 @@ class _WriteGen:
         if not low or low[0][0] is None:
             return None
         lim, shown = sql_lit(low[0][0]), _q(low[0][0])
-        c, row, rows = human(m.name), _row(t.name), human(t.name)
+        c, row, rows = human(m.name), _row(t.name), _rows(t.name)
         if update:
             new = self.new_number(m, low[0][0])  # near the rows it changes, not the maximum
             text = rng.choice(_SCOPE_UPDATE).format(
@@ -575,7 +579,7 @@ class _WriteGen:
         )
         if not held or held[0][0]:
             return None  # a row another row still refers to would be left an orphan
-        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, x=shown)
+        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, rows=rows, x=shown)
         return (
             text,
             lambda x: f"DELETE FROM {tq} WHERE {dq} = {sql_lit(x)} AND {mq} < {lim}",
@@ -605,7 +609,7 @@ class _WriteGen:
             f"UPDATE {tq} SET {cq} = {sql_lit(a[i])} WHERE {kq} = {sql_lit(b[0])}",
         ]
         text = rng.choice(_SWAP).format(
-            c=human(c.name), rows=human(t.name), k=human(k.name), a=_q(a[0]), b=_q(b[0])
+            c=human(c.name), rows=_rows(t.name), k=human(k.name), a=_q(a[0]), b=_q(b[0])
         )
         if not self.check(acts, None):
             return None
