@@ -44,6 +44,12 @@ JOIN_LIST = (
     "What different {attrs} do the {rows} of the {subjs} with {key} {v} have?",
     "For the {subjs} whose {key} is {v}, list the {attrs} of their {rows}, without repeats.",
 )
+#: the same when the attribute is what the rows are called (a row's ``address`` of addresses)
+JOIN_LIST_OWN = (
+    "List the different {attrs} of the {subjs} whose {key} is {v}.",
+    "What different {attrs} do the {subjs} with {key} {v} have?",
+    "For the {subjs} whose {key} is {v}, list their {attrs}, without repeats.",
+)
 
 
 #: an aggregate of the rows that match: ``{ask}`` "the average total" / "the number of",
@@ -237,6 +243,7 @@ __all__ = [
     "ATTR_OF_RECORD",
     "ATTR_WHERE",
     "JOIN_LIST",
+    "JOIN_LIST_OWN",
     "frame",
     "key_words",
     "pick",

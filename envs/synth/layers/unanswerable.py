@@ -344,7 +344,11 @@ class _UnansGen:
     # --- shared pieces -------------------------------------------------------------------------
     def subject(self, t: TableProfile) -> tuple[ColumnProfile, Any] | None:
         """A name column of ``t`` and one of its values (the record a question is about)."""
-        cols = entities(t) or [c for c in t.usable() if c.unique and c.kind in ("text", "integer")]
+        cols = entities(t) or [
+            c
+            for c in t.usable()
+            if c.unique and c.kind in ("text", "integer") and speakable(c.name)
+        ]
         if not cols:
             return None
         c = self.rng.choice(cols)
@@ -607,10 +611,12 @@ class _UnansGen:
             cols = [f"{t.name}.{m.name}", f"{t.name}.{d.name}"]
         else:
             subj = self.subject(t)
-            texts = [
+            texts = [  # (a column whose name cannot be put in words is not asked about)
                 c
                 for c in t.usable()
-                if c.kind == "text" and (subj is None or c.name != subj[0].name)
+                if c.kind == "text"
+                and speakable(c.name)
+                and (subj is None or c.name != subj[0].name)
             ]
             if subj is None or not texts:
                 return None
