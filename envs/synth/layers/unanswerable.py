@@ -199,6 +199,8 @@ def plausible(kind: str, cue: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*attributes_of(kind, cue), *PERSONAL_ATTRIBUTES.get(kind, ()))))
 
 
+#: entity words too general for a question about the world (an invoice's ``item``)
+_GENERIC_NOUNS = frozenset("item part good unit asset contact".split())
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
 _STOP = frozenset(
@@ -643,8 +645,8 @@ class _UnansGen:
         (``highschooler``). ``None`` for rows of unknown kind and for names that are no
         word (``tblx``, ``mitarbeiter``): never the table's name as it is."""
         kind, cue = self.cue_of(t)
-        if kind == "thing":
-            return None
+        if kind == "thing" or cue in _GENERIC_NOUNS:
+            return None  # ("How do I choose an item?" asks about nothing in particular)
         if cue is None:
             ws = [w for w in split_name(t.name) if w.isalpha()]
             if len(ws) != 1 or not speakable(ws[0]) or len(ws[0]) < 3:
