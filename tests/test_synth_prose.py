@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from clarisql.envs.synth import SynthConfig, synthesize
-from clarisql.envs.synth.layers.unanswerable import plausible, words
+from clarisql.envs.synth.layers.unanswerable import foreign_word, plausible, words
 from clarisql.envs.synth.layers.writes import _SCOPE_DELETE, _SCOPE_UPDATE
 from clarisql.envs.synth.names import (
     ENTITY_CUES,
@@ -109,6 +109,18 @@ def test_a_foreign_language_column_is_not_asked_about(mixed: list[Task]) -> None
     for t in mixed:
         text = t.utterance.lower()
         assert "lebenserwartung" not in text and "hauptstadt" not in text, t.utterance
+
+
+def test_no_attribute_is_unanswerable_where_a_column_speaks_another_language(
+    mixed: list[Task],
+) -> None:
+    """``countries`` has ``lebenserwartung`` (life expectancy); ``staff`` reaches it: what such
+    a column holds cannot be told, so neither is asked for a missing attribute."""
+    for t in mixed:
+        if t.unanswerable_kind in ("column-surface", "column-related", "column-unrelated"):
+            assert not {"countries", "staff"} & set(t.metadata["tables"]), t.utterance
+    assert foreign_word("lebenserwartung") and not foreign_word("salary")
+    assert not foreign_word("hbp") and not foreign_word("arbeitnehmer_id")
 
 
 def test_unanswerable_attributes_are_plausible_for_the_entity(mixed: list[Task]) -> None:

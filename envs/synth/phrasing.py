@@ -21,7 +21,7 @@ from typing import Any
 ATTR_OF_RECORD = (
     "What is the {attr} of the {subj} whose {key} is {v}?",
     "Tell me the {attr} for the {subj} with {key} {v}.",
-    "Which {attr} does the {subj} with {key} {v} have?",
+    "Can you look up the {attr} of the {subj} with {key} {v}?",
     "I need the {attr} of the {subj} whose {key} is {v}.",
 )
 #: one attribute of the records that match a condition

@@ -229,6 +229,17 @@ def head_noun(text: str) -> str:
     return singular(ws[-1]) if ws else ""
 
 
+def foreign_word(name: str) -> bool:
+    """A column name made of words (no code or abbreviation: every part has three letters or
+    more and a vowel) that cannot be put in words (:func:`~clarisql.envs.synth.names.speakable`):
+    a word of another language (``gehalt``, ``lebenserwartung``). What it holds cannot be told,
+    so an attribute asked of a table that reaches it is never called unanswerable."""
+    if speakable(name) or id_like_name(name):
+        return False
+    parts = [p for p in split_name(name) if p.isalpha()]
+    return bool(parts) and all(len(p) >= 3 and re.search(r"[aeiouyäöü]", p) for p in parts)
+
+
 def _norm(name: str) -> str:
     return "".join(_WORD.findall(human(name)))
 
@@ -275,8 +286,8 @@ def absent(attr: str, tables: list[TableProfile], semantic: Any = None) -> bool:
                 aw <= words(v) for v in c.samples if isinstance(v, str) and len(v) <= 200
             ):
                 return False
-            if semantic is not None and speakable(c.name) and semantic(attr, in_words(c.name)):
-                return False
+            if semantic is not None and semantic(attr, in_words(c.name)):
+                return False  # (a name that is no English word may still be close in meaning)
     return True
 
 
@@ -530,16 +541,18 @@ class _UnansGen:
     def in_doubt(self, t: TableProfile, attr: str) -> bool:
         """``attr``'s head noun (:func:`head_noun`) is the head noun of a column of ``t`` or of
         any table reachable from it: a join path may hold it (``list price`` of a product with
-        a ``product_price``), so it is never asked as unanswerable."""
+        a ``product_price``), so it is never asked as unanswerable. So is every attribute when
+        such a table has a column named in another language (:func:`foreign_word`)."""
         h = head_noun(attr)
         if not h:
             return True
         if t.name not in self._heads:
             reach = self.reachable(t)
-            self._heads[t.name] = {
-                head_noun(c.name) for x in self.lake.tables if x.name in reach for c in x.columns
-            }
-        return h in self._heads[t.name]
+            near = [c for x in self.lake.tables if x.name in reach for c in x.columns]
+            self._heads[t.name] = {head_noun(c.name) for c in near}
+            if any(foreign_word(c.name) for c in near):
+                self._heads[t.name].add("*")  # a column in another language may hold anything
+        return h in self._heads[t.name] or "*" in self._heads[t.name]
 
     def kind_of(self, t: TableProfile) -> str:
         return self.cue_of(t)[0]
