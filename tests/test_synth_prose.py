@@ -14,7 +14,13 @@ import pytest
 
 from clarisql.envs.synth import SynthConfig, synthesize
 from clarisql.envs.synth.layers.unanswerable import foreign_word, plausible, words
-from clarisql.envs.synth.layers.writes import _SCOPE_DELETE, _SCOPE_UPDATE
+from clarisql.envs.synth.layers.writes import (
+    _SCOPE_DELETE,
+    _SCOPE_RAISE,
+    _SCOPE_UPDATE,
+    _SWAP,
+    _UPDATE,
+)
 from clarisql.envs.synth.names import (
     ENTITY_CUES,
     PERSONAL_ATTRIBUTES,
@@ -23,8 +29,9 @@ from clarisql.envs.synth.names import (
     entity_cue,
     language_word,
     speakable,
+    table_speakable,
 )
-from clarisql.envs.synth.phrasing import JOIN_LIST, key_words, plural, singular
+from clarisql.envs.synth.phrasing import JOIN_LIST, agg_words, key_words, plural, singular
 from clarisql.envs.tasks import Task
 
 
@@ -156,8 +163,21 @@ def test_join_lists_and_scoped_writes_read_as_plain_requests(mixed: list[Task]) 
     sql_speak = re.compile(r"\bvalues occur\b|\blist each once\b|\bdistinct\b", re.I)
     for f in JOIN_LIST:
         assert not sql_speak.search(f) and "{attrs}" in f
-    for f in _SCOPE_UPDATE + _SCOPE_DELETE:
+    for f in _SCOPE_UPDATE + _SCOPE_RAISE + _SCOPE_DELETE:
         assert " there " not in f and "all its" not in f
+    for f in _SWAP + _UPDATE:
+        assert "({k})" not in f  # no "(track ID)" tag
     for t in mixed:
         assert not sql_speak.search(t.utterance), t.utterance
         assert not re.search(r"\bstaffs\b", t.utterance), t.utterance
+
+
+def test_an_aggregate_is_not_said_twice() -> None:
+    assert agg_words("sum", "total") == "the sum of the totals"  # not "the total of the total"
+    assert agg_words("avg", "unit price") == "the average unit price"
+    assert agg_words("max", "highest score") == "the largest highest score"
+
+
+def test_tables_named_in_another_language_are_no_subject() -> None:
+    assert table_speakable("tblEmployees") and table_speakable("invoice_items")
+    assert not table_speakable("adressen") and not table_speakable("mitarbeiter")

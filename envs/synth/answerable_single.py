@@ -20,6 +20,7 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    agg_words,
     key_words,
     pick,
     plural,
@@ -27,7 +28,6 @@ from clarisql.envs.synth.phrasing import (
     singular,
 )
 from clarisql.envs.synth.templates import (
-    AGG_WORDS,
     SCOPE_WORDS,
     Roles,
     Sel,
@@ -159,8 +159,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
 
 def _ask(agg: str, m: ColumnProfile) -> str:
     """``the average unit price`` (as the underspecified aggregates say it)."""
-    word, mw = AGG_WORDS[agg], human(m.name)
-    return f"the {word} of the {mw}" if word in mw.split() else f"the {word} {mw}"
+    return agg_words(agg, human(m.name))
 
 
 def _filter(cx: DraftContext, d: ColumnProfile, v: Any) -> str:

@@ -304,6 +304,16 @@ def speakable(name: str, table: str | None = None) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
+def table_speakable(name: str) -> bool:
+    """Whether a table's name can be put in words (:func:`speakable`, its type prefix left
+    out: ``tblEmployees`` is, ``adressen`` and ``kurse`` are not)."""
+    parts = split_name(name)
+    if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
+        parts = parts[1:]
+    return speakable("_".join(parts))
+
+
 def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:
     """Column names that repeat their table's name as a short prefix, in words without it:
     ``Entertainers.EntStageName`` -> ``stage name``, ``Members.MbrLastName`` -> ``last name``
@@ -457,6 +467,8 @@ CUE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "reservation": ("payment method", "deposit amount", "cancellation reason",
                     "special request", "booking channel"),
     "ticket": ("seat number", "payment method", "discount", "booking channel"),
+    # a line of an invoice or order as much as a thing on a shelf
+    "item": ("discount", "tax rate", "gift message", "return reason", "refund date"),
 }  # fmt: skip
 
 #: kind -> attributes such entities have in the world that hardly any database records
@@ -550,5 +562,6 @@ __all__ = [
     "set_descriptions",
     "speakable",
     "split_name",
+    "table_speakable",
     "synonyms",
 ]

@@ -200,6 +200,24 @@ def plural(words: str) -> str:
     return f"{head} {p}" if head else p
 
 
+#: how an aggregate is said (``avg`` -> the average ...), and how when the measure's own name
+#: holds that word (a column named ``total``: "the sum of the totals", not "the total of the
+#: total")
+AGG_SAID = {"avg": "average", "sum": "total", "max": "highest", "min": "lowest"}
+_AGG_ELSE = {"avg": "mean of the", "sum": "sum of the", "max": "largest", "min": "smallest"}
+
+
+def agg_words(agg: str, measure: str) -> str:
+    """``the average unit price``, ``the total quantity``; ``the sum of the totals`` for a
+    measure whose words hold the aggregate's word."""
+    word = AGG_SAID[agg]
+    if word not in measure.lower().split():
+        return f"the {word} {measure}"
+    if agg in ("avg", "sum"):
+        return f"the {_AGG_ELSE[agg]} {plural(measure)}"
+    return f"the {_AGG_ELSE[agg]} {measure}"
+
+
 def key_words(key: str, subj: str) -> str:
     """A record's key column in words, without the subject's own noun that a user leaves out:
     the ``customer name`` of a customer is its ``name``, the ``store email`` of a department
@@ -234,10 +252,12 @@ __all__ = [
     "AGGREGATE",
     "COUNT",
     "COUNT_PER_GROUP",
+    "AGG_SAID",
     "FILTER",
     "PER_GROUP",
     "RANKING",
     "YEAR",
+    "agg_words",
     "article",
     "ATTR_OF_EVERY",
     "ATTR_OF_RECORD",

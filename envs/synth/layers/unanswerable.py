@@ -60,6 +60,7 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import (
+    CUE_ATTRIBUTES,
     PERSONAL_ATTRIBUTES,
     WORLD_ATTRIBUTES,
     attributes_of,
@@ -130,7 +131,6 @@ _OOD: dict[str, tuple[str, ...]] = {
         "What do {ents} usually worry about?",
         "How should I talk to an unhappy {ent}?",
         "What is a typical day like for {a_ent}?",
-        "How do I explain what {a_ent} does to a child?",
     ),
     "place": (
         "What is the best time of year to visit {a_ent}?",
@@ -177,7 +177,6 @@ _OOD: dict[str, tuple[str, ...]] = {
     "*": (
         "What makes a good {ent}?",
         "How do I choose {a_ent}?",
-        "Who came up with the idea of the {ent}?",
         "What should I look for in {a_ent}?",
         "How were {ents} different a hundred years ago?",
         "What are common mistakes people make with {ents}?",
@@ -196,6 +195,8 @@ def plausible(kind: str, cue: str | None = None) -> tuple[str, ...]:
     world: :func:`~clarisql.envs.synth.names.attributes_of` and
     :data:`~clarisql.envs.synth.names.PERSONAL_ATTRIBUTES`. The three column kinds ask only
     for these (a question a user could write about those records)."""
+    if cue is not None and cue in CUE_ATTRIBUTES:  # (the kind's list may not fit the cue)
+        return CUE_ATTRIBUTES[cue]
     return tuple(dict.fromkeys((*attributes_of(kind, cue), *PERSONAL_ATTRIBUTES.get(kind, ()))))
 
 

@@ -68,6 +68,7 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
+from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.phrasing import plural, singular
 from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
@@ -76,7 +77,7 @@ from clarisql.envs.tasks import Label, Task, Underspec
 
 _UPDATE = (
     "Please change the {c} of the {row} with {k} {kv} to {new}.",
-    "Set the {c} of {row} {kv} ({k}) to {new}.",
+    "Set the {c} of the {row} with {k} {kv} to {new}.",
     "The {c} of the {row} whose {k} is {kv} is wrong; it should be {new}.",
 )
 _DELETE = (
@@ -93,13 +94,18 @@ _SCOPE_UPDATE = (
     "{pre}set the {c} to {new} for every {row} whose {c} is below {x}.",
     "{pre}change the {c} of the {rows} with a {c} below {x} to {new}.",
 )
+#: the same when the new value is at or above the bound: a floor the user wants
+_SCOPE_RAISE = (
+    "{pre}raise the {c} of every {row} whose {c} is below {x} to {new}.",
+    "{pre}bring the {c} of the {rows} with a {c} below {x} up to {new}.",
+)
 _SCOPE_DELETE = (
     "{pre}delete the {rows} whose {c} is below {x}.",
     "{pre}remove every {row} with a {c} below {x}.",
 )
 _SWAP = (
     "The {c} values of the {rows} with {k} {a} and {b} were entered the wrong way round; swap them.",
-    "Please exchange the {c} of {rows} {a} and {b} ({k}).",
+    "Please swap the {c} of the {rows} with {k} {a} and {b}: they were mixed up.",
 )
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
 _SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
@@ -233,7 +239,10 @@ class _WriteGen:
             (t, k)
             for t in self.tables
             for k in t.columns[:1]  # the first column, when it is a key (the usual primary key)
-            if k.unique and k.kind in ("integer", "text") and not k.needs_cast
+            if k.unique
+            and k.kind in ("integer", "text")
+            and not k.needs_cast
+            and speakable(k.name)  # (the request names the key: no "abschrift ID")
         ]
 
     def pick_row(self, t: TableProfile, k: ColumnProfile, where: str = "1") -> tuple | None:
@@ -563,7 +572,8 @@ class _WriteGen:
         c, row, rows = human(m.name), _row(t.name), _rows(t.name)
         if update:
             new = self.new_number(m, low[0][0])  # near the rows it changes, not the maximum
-            text = rng.choice(_SCOPE_UPDATE).format(
+            raise_ = isinstance(new, (int, float)) and new >= low[0][0]
+            text = rng.choice(_SCOPE_RAISE if raise_ else _SCOPE_UPDATE).format(
                 pre=pre, c=c, row=row, rows=rows, new=_q(new), x=shown
             )
             return (
