@@ -173,6 +173,14 @@ def split_name(name: str) -> list[str]:
 TABLE_PREFIXES = frozenset({"tbl", "ztbl", "tb", "vw", "tbl_", "dim", "fact"})
 
 
+#: a name that is only a unit says what it measures in (``Milliseconds`` of a track)
+UNIT_NAMES = {
+    "milliseconds": "length in milliseconds", "seconds": "duration in seconds",
+    "minutes": "duration in minutes", "hours": "duration in hours", "bytes": "size in bytes",
+    "kilobytes": "size in kilobytes", "megabytes": "size in megabytes",
+}  # fmt: skip
+
+
 @lru_cache(maxsize=16384)
 def in_words(name: str, table: str | None = None) -> str:
     """The name as a user would say it (see the module docstring)."""
@@ -180,6 +188,8 @@ def in_words(name: str, table: str | None = None) -> str:
     if described is not None:
         return described
     parts = split_name(name)
+    if len(parts) == 1 and parts[0] in UNIT_NAMES:
+        return UNIT_NAMES[parts[0]]
     if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
         parts = parts[1:]
     out: list[str] = []
@@ -237,12 +247,24 @@ def language_word(w: str) -> bool:
     ``ofsplit`` are not. Plurals count as their singular (``genres``)."""
     if w in CALENDAR_WORDS or _known(w):
         return True
+    bare = _unaccented(w)  # (``région`` is a region; ``länder`` is German, not ``lander``)
+    if bare != w and _count(QUESTION_LANGUAGE, bare) >= COMPOUND_COUNT:  # a common word
+        own = _rel(QUESTION_LANGUAGE, bare)
+        return all(_rel(lang, w) <= FOREIGN_RATIO * own for lang in OTHER_LANGUAGES)
     from clarisql.envs.synth.phrasing import singular
 
     one = singular(w)
     if one != w and _known(one):
         return True
     return _compound(w)
+
+
+def _unaccented(w: str) -> str:
+    import unicodedata
+
+    if w.isascii():
+        return w
+    return "".join(ch for ch in unicodedata.normalize("NFKD", w) if not unicodedata.combining(ch))
 
 
 def _known(w: str, common_only: bool = False) -> bool:
@@ -308,10 +330,16 @@ def speakable(name: str, table: str | None = None) -> bool:
 def table_speakable(name: str) -> bool:
     """Whether a table's name can be put in words (:func:`speakable`, its type prefix left
     out: ``tblEmployees`` is, ``adressen`` and ``kurse`` are not)."""
+    if description(name) is not None:
+        return True
     parts = split_name(name)
     if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
         parts = parts[1:]
-    return speakable("_".join(parts))
+    # the words of the name decide; a letter or number beside them (``shop "x" sales``) does not
+    ws = [w for w in parts if len(w) >= 3 and w.isalpha()]
+    if not ws:
+        return speakable("_".join(parts))
+    return all(w in ABBREVIATIONS or not _LATIN.match(w) or language_word(w) for w in ws)
 
 
 def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:

@@ -45,7 +45,6 @@ from typing import Any
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.layers.common import (
-    AGG_WORDS,
     Made,
     entities,
     fill,
@@ -60,12 +59,14 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import (
+    ABBREVIATIONS,
     CUE_ATTRIBUTES,
     PERSONAL_ATTRIBUTES,
     WORLD_ATTRIBUTES,
     attributes_of,
     entity_cue,
     in_words,
+    language_word,
     speakable,
     split_name,
     synonyms,
@@ -73,6 +74,7 @@ from clarisql.envs.synth.names import (
 from clarisql.envs.synth.phrasing import (
     ATTR_OF_RECORD,
     ATTR_WHERE,
+    agg_words,
     article,
     frame,
     key_words,
@@ -97,13 +99,13 @@ _ATTR_Q_WHERE = ATTR_WHERE
 #: Requests that need what no agent with SQL and text alone has: drawing an image, sending a
 #: message, a phone call, a printer, a calendar (translating, summarising or writing a poem
 #: are text: an LLM agent can do them, so they are not asked as non-sql).
-_NONSQL_MEASURE = (
-    "Draw a bar chart of the {agg} {m} per {d}.",
-    "Plot the {agg} {m} per {d} as a pie chart.",
-    "Email a table of the {agg} {m} per {d} to my manager.",
-    "Print the {agg} {m} per {d} on the office printer.",
-    "Make a slide with a chart of the {agg} {m} per {d}.",
-    "Post the {agg} {m} per {d} to our team channel.",
+_NONSQL_MEASURE = (  # (``{am}``: :func:`~clarisql.envs.synth.phrasing.agg_words`)
+    "Draw a bar chart of {am} per {d}.",
+    "Plot {am} per {d} as a pie chart.",
+    "Email a table of {am} per {d} to my manager.",
+    "Print {am} per {d} on the office printer.",
+    "Make a slide with a chart of {am} per {d}.",
+    "Post {am} per {d} to our team channel.",
 )
 _NONSQL_TEXT = (
     "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
@@ -231,14 +233,17 @@ def head_noun(text: str) -> str:
 
 
 def foreign_word(name: str) -> bool:
-    """A column name made of words (no code or abbreviation: every part has three letters or
-    more and a vowel) that cannot be put in words (:func:`~clarisql.envs.synth.names.speakable`):
-    a word of another language (``gehalt``, ``lebenserwartung``). What it holds cannot be told,
-    so an attribute asked of a table that reaches it is never called unanswerable."""
-    if speakable(name) or id_like_name(name):
+    """A column name that cannot be put in words (:func:`~clarisql.envs.synth.names.speakable`)
+    because it holds a word of five letters or more that is no word of the question language
+    (``gehalt``, ``lebenserwartung``, ``arbeitnehmer_id``), not only short abbreviations
+    (``AgtCity``, ``hbp``). What it holds cannot be told, so an attribute asked of a table that
+    reaches it is never called unanswerable."""
+    if speakable(name):
         return False
-    parts = [p for p in split_name(name) if p.isalpha()]
-    return bool(parts) and all(len(p) >= 3 and re.search(r"[aeiouyäöü]", p) for p in parts)
+    return any(
+        len(p) >= 5 and p.isalpha() and p not in ABBREVIATIONS and not language_word(p)
+        for p in split_name(name)
+    )
 
 
 def _norm(name: str) -> str:
@@ -618,7 +623,7 @@ class _UnansGen:
             m, d = rng.choice(ms), rng.choice(ds)  # a scope column has >= 2 values (profile)
             agg = rng.choice([a for a in agg_names(m) if a != "min"])  # no total of a rate
             text = rng.choice(_NONSQL_MEASURE).format(
-                agg=AGG_WORDS[agg], m=human(m.name), d=human(d.name)
+                am=agg_words(agg, human(m.name)), d=human(d.name)
             )
             naive = (
                 f"SELECT {qi(d.name)}, {agg.upper()}({qi(m.name)}) FROM {qi(t.name)} "
