@@ -361,13 +361,17 @@ class _UnansGen:
         return self._absent[attr]
 
     # --- shared pieces -------------------------------------------------------------------------
-    def subject(self, t: TableProfile) -> tuple[ColumnProfile, Any] | None:
-        """A name column of ``t`` and one of its values (the record a question is about)."""
+    def subject(self, t: TableProfile, titled: bool = False) -> tuple[ColumnProfile, Any] | None:
+        """A name column of ``t`` and one of its values (the record a question is about);
+        with ``titled``, only a column called a name or a title (an opinion is asked of a
+        film's title, not of its composer credits)."""
         cols = entities(t) or [
             c
             for c in t.usable()
             if c.unique and c.kind in ("text", "integer") and speakable(c.name)
         ]
+        if titled:
+            cols = [c for c in cols if {"name", "title"} & set(split_name(c.name))]
         if not cols:
             return None
         c = self.rng.choice(cols)
@@ -683,7 +687,7 @@ class _UnansGen:
             return None
         kind = self.kind_of(t)
         frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work"))
-        subj = self.subject(t) if kind in ("product", "work") else None
+        subj = self.subject(t, titled=True) if kind in ("product", "work") else None
         meta: dict[str, Any] = {"about": ent}
         if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
             text = rng.choice(_OOD_OPINION).format(v=_q(subj[1]))
