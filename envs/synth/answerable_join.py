@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.names import split_name
-from clarisql.envs.synth.phrasing import JOIN_LIST, pick, plural, singular
+from clarisql.envs.synth.phrasing import (
+    JOIN_LIST,
+    JOIN_LIST_OWN,
+    key_words,
+    pick,
+    plural,
+    singular,
+)
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     LARGE_TABLE,
@@ -93,13 +100,17 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
         Sel(s.ref(), distinct=True).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
     )
     ln, rn = _names(j)
+    attr = human(s.name)
+    frames = JOIN_LIST
+    if singular(attr).lower() == singular(ln).lower():  # "the addresses of the addresses"
+        frames = JOIN_LIST_OWN
     q = pick(
-        JOIN_LIST,
+        frames,
         cx.rng,
-        attr=human(s.name),
+        attrs=plural(attr),
         rows=ln,
         subjs=rn,
-        key=human(d.name),
+        key=key_words(human(d.name), singular(rn)),
         v=show(v),
     )
     return cx.draft(

@@ -20,13 +20,14 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    agg_words,
+    key_words,
     pick,
     plural,
     quote,
     singular,
 )
 from clarisql.envs.synth.templates import (
-    AGG_WORDS,
     SCOPE_WORDS,
     Roles,
     Sel,
@@ -113,7 +114,7 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         attr=human(lab.name),
         subj=subj,
         subjs=plural(subj),
-        key=human(d.name),
+        key=key_words(human(d.name), subj),
         v=quote(v),
     )
     f = [(d.table, d.name, "=", v)]
@@ -153,7 +154,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
         cx.rng,
         attr=human(m.name),
         subj=singular(_t(r)),
-        key=human(lab.name),
+        key=key_words(human(lab.name), singular(_t(r))),
         v=quote(v),
     )
     f = [(lab.table, lab.name, "=", v)]
@@ -164,8 +165,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
 
 def _ask(agg: str, m: ColumnProfile) -> str:
     """``the average unit price`` (as the underspecified aggregates say it)."""
-    word, mw = AGG_WORDS[agg], human(m.name)
-    return f"the {word} of the {mw}" if word in mw.split() else f"the {word} {mw}"
+    return agg_words(agg, human(m.name))
 
 
 def _filter(cx: DraftContext, d: ColumnProfile, v: Any) -> str:

@@ -73,7 +73,7 @@ from sqlglot import exp
 
 from clarisql.envs.synth.column_roles import column_role, summable
 from clarisql.envs.synth.discover import name_similarity
-from clarisql.envs.synth.names import speakable, split_name
+from clarisql.envs.synth.names import in_words, speakable, split_name
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
 from clarisql.envs.synth.verify import Verifier, same_answer
 from clarisql.envs.tasks import Task
@@ -469,10 +469,11 @@ class Auditor:
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 report.add("raw-column-token", task, name)
                 return
-        for name in self.unspeakable:
-            if re.search(rf"\bthe {re.escape(name)}\b", text):
-                report.add("raw-column-token", task, name)
-                return
+        for name in self.unspeakable:  # (as written, or split into its words)
+            for form in dict.fromkeys((name, in_words(name))):
+                if re.search(rf"\bthe {re.escape(form)}\b", text, re.I):
+                    report.add("raw-column-token", task, name)
+                    return
 
     def _unanswerable(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.unanswerable import absent

@@ -81,6 +81,7 @@ from clarisql.envs.synth.phrasing import (
     COUNT,
     FILTER,
     YEAR,
+    key_words,
     pick,
     plural,
     singular,
@@ -543,7 +544,7 @@ class _ClarifyGen:
             rng,
             attr=human(m.name),
             subj=singular(human(t.name)),
-            key=human(ecol.name),
+            key=key_words(human(ecol.name), singular(human(t.name))),
             v=_quote(surface),
         )
         return Made(

@@ -80,6 +80,8 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
+from clarisql.envs.synth.names import speakable
+from clarisql.envs.synth.phrasing import plural, singular
 from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -87,7 +89,7 @@ from clarisql.envs.tasks import Label, Task, Underspec
 
 _UPDATE = (
     "Please change the {c} of the {row} with {k} {kv} to {new}.",
-    "Set the {c} of {row} {kv} ({k}) to {new}.",
+    "Set the {c} of the {row} with {k} {kv} to {new}.",
     "The {c} of the {row} whose {k} is {kv} is wrong; it should be {new}.",
 )
 _DELETE = (
@@ -102,19 +104,22 @@ _NAME_UPDATE = (
 )
 #: a change of price a user asks for over a set of rows: by a share, never to one number
 _SCOPE_UPDATE = (
-    "{pre}{verb} the {c} of every {row} there by {pct} percent.",
-    "{pre}{verb} the {c} of all its {rows} by {pct} percent.",
+    "{pre}{verb} the {c} of every {row} by {pct} percent.",
+    "{pre}{verb} the {c} of the {rows} by {pct} percent.",
 )
-_SCOPE_DELETE = ("{pre}delete every {row} there whose {c} is below {x}.",)
+_SCOPE_DELETE = (
+    "{pre}delete the {rows} whose {c} is below {x}.",
+    "{pre}remove every {row} with a {c} below {x}.",
+)
 #: two rows of one group (the same parent or scope value) whose values were mixed up
 _SWAP = (
-    "The {c} values of the {rows} with {k} {a} and {b} (both of {g} {gv}) were entered the "
-    "wrong way round; swap them.",
+    "The {c} values of the {rows} with {k} {a} and {b} in {g} {gv} were entered the wrong way "
+    "round; swap them.",
     "In {g} {gv}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were mixed "
     "up; please swap them.",
 )
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
-_SCOPE_PRE = ("For the {slot} I have in mind, ", "Within the one {slot} I mean, ")
+_SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
 #: a scope update changes at most this many rows
 MAX_SCOPE_ROWS = 40
@@ -133,15 +138,15 @@ def priced(c: ColumnProfile) -> bool:
     return bool(set(name_words(c.name)) & _PRICE)
 
 
-_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
-
-
 def _row(t: str) -> str:
-    h = human(t)
-    head, _, last = h.rpartition(" ")
-    if last in _IRREGULAR:
-        return f"{head} {_IRREGULAR[last]}".strip()
-    return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
+    """One row of table ``t`` as a noun (``addresses`` -> ``address``, ``staff`` -> ``staff
+    member``: :func:`~clarisql.envs.synth.phrasing.singular`)."""
+    return singular(human(t))
+
+
+def _rows(t: str) -> str:
+    """The rows of table ``t`` as a plural noun (``film`` -> ``films``)."""
+    return plural(_row(t))
 
 
 def _q(v: Any) -> str:
@@ -365,7 +370,10 @@ class _WriteGen:
             (t, k)
             for t in self.tables
             for k in t.columns[:1]  # the first column, when it is a key (the usual primary key)
-            if k.unique and k.kind in ("integer", "text") and not k.needs_cast
+            if k.unique
+            and k.kind in ("integer", "text")
+            and not k.needs_cast
+            and speakable(k.name)  # (the request names the key: no "abschrift ID")
         ]
 
     def pick_row(self, t: TableProfile, k: ColumnProfile, where: str = "1") -> tuple | None:
@@ -615,7 +623,7 @@ class _WriteGen:
         head = f"UPDATE {qi(t.name)} SET {qi(m.name)} = {sql_lit(new)} WHERE {qi(e.name)} = "
         gold_a, naive_a = [head + sql_lit(gold)], [head + sql_lit(surface)]
         text = rng.choice(_NAME_UPDATE).format(
-            c=human(m.name), row=_row(t.name), rows=human(t.name), name=_q(surface), new=_q(new)
+            c=human(m.name), row=_row(t.name), rows=_rows(t.name), name=_q(surface), new=_q(new)
         )
         if not self.check(gold_a, naive_a):
             return None
@@ -678,7 +686,7 @@ class _WriteGen:
         rng = self.rng
         tq, dq, mq = qi(t.name), qi(d.name), qi(m.name)
         update = rng.random() < 0.6 and priced(m)
-        c, row, rows = human(m.name), _row(t.name), human(t.name)
+        c, row, rows = human(m.name), _row(t.name), _rows(t.name)
         if update:
             n = self.v.rows(f"SELECT COUNT(*) FROM {tq} WHERE {dq} = {sql_lit(gold_v)}")
             if not n or not 2 <= n[0][0] <= MAX_SCOPE_ROWS:
@@ -712,7 +720,7 @@ class _WriteGen:
         )
         if not held or held[0][0]:
             return None  # a row another row still refers to would be left an orphan
-        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, x=shown)
+        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, rows=rows, x=shown)
         return (
             text,
             lambda x: f"DELETE FROM {tq} WHERE {dq} = {sql_lit(x)} AND {mq} < {lim}",
@@ -791,7 +799,7 @@ class _WriteGen:
         text = rng.choice(_SWAP).format(
             c=human(c.name),
             row=_row(t.name),
-            rows=human(t.name),
+            rows=_rows(t.name),
             k=human(k.name),
             a=_q(ka),
             b=_q(kb),
