@@ -16,7 +16,6 @@ from clarisql.envs.synth import SynthConfig, synthesize
 from clarisql.envs.synth.layers.unanswerable import foreign_word, plausible, words
 from clarisql.envs.synth.layers.writes import (
     _SCOPE_DELETE,
-    _SCOPE_RAISE,
     _SCOPE_UPDATE,
     _SWAP,
     _UPDATE,
@@ -165,7 +164,7 @@ def test_join_lists_and_scoped_writes_read_as_plain_requests(mixed: list[Task]) 
     sql_speak = re.compile(r"\bvalues occur\b|\blist each once\b|\bdistinct\b", re.I)
     for f in JOIN_LIST:
         assert not sql_speak.search(f) and "{attrs}" in f
-    for f in _SCOPE_UPDATE + _SCOPE_RAISE + _SCOPE_DELETE:
+    for f in _SCOPE_UPDATE + _SCOPE_DELETE:
         assert " there " not in f and "all its" not in f
     for f in _SWAP + _UPDATE:
         assert "({k})" not in f  # no "(track ID)" tag

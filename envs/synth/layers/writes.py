@@ -741,6 +741,7 @@ class _WriteGen:
             and not c.unique
             and not c.needs_cast
             and c.distinct >= 2
+            and speakable(c.name)  # (the request names the group)
             and (c.name in refs or c in scopes(t))
         ]
         parents = [c for c in out if c.name in refs]
@@ -764,6 +765,7 @@ class _WriteGen:
             c
             for c in self.free(t, list(t.columns))
             if c.name not in (k.name, g.name)
+            and speakable(c.name)
             and _writable(c)
             and not c.free_text
             and column_role(c) in SWAPPABLE
