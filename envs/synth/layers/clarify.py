@@ -171,15 +171,24 @@ def cut_offs(rng: random.Random, value: str) -> list[str]:
     return out
 
 
+def _cased(word: str, like: str) -> str:
+    """``word`` in the letter case of ``like`` (upper, capitalised or lower)."""
+    if like.isupper():
+        return word.upper()
+    return word.capitalize() if like[:1].isupper() else word.lower()
+
+
 def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
     """Names the data lacks, made from ``value`` and the column's ``others`` (what a user who
     misremembers a name writes): one word of >= 4 letters swapped for a word of another value,
-    or, for a name of one word, its first half joined to the second half of another value. The
-    caller keeps those no value contains and none is within a typo's reach of (nothing fits:
-    every value is a reading, as for a year outside the data)."""
+    or, for a name of one word, its head joined to another value's tail where a vowel meets a
+    consonant ("Marena" from "Mary" and "Helena"), in ``value``'s letter case. The caller keeps
+    those no value contains and none is within a typo's reach of (nothing fits: every value is
+    a reading, as for a year outside the data)."""
     words = value.split(" ")
     pool = [w for o in others for w in str(o).split(" ") if len(w) >= 4 and w.isalpha()]
     out = []
+    vowels = set("aeiouyAEIOUY")
     for _ in range(8):
         if not pool:
             break
@@ -189,11 +198,18 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
             if not idx:
                 break
             i = rng.choice(idx)
-            w = other.capitalize() if words[i][0].isupper() else other.lower()
-            out.append(" ".join([*words[:i], w, *words[i + 1 :]]))
+            out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
         elif len(value) >= 4 and value.isalpha():
-            half = rng.randint(2, len(value) - 2)
-            out.append(value[:half] + other[rng.randint(2, len(other) - 2) :].lower())
+            joins = [
+                (k, m)
+                for k in range(2, len(value) - 1)
+                for m in range(1, len(other) - 2)
+                if (value[k - 1] in vowels) != (other[m] in vowels)
+                and abs(k + len(other) - m - len(value)) <= 2
+            ]
+            if joins:
+                k, m = rng.choice(joins)
+                out.append(_cased(value[:k] + other[m:].lower(), value))
     return [x for x in dict.fromkeys(out) if len(x) >= 4 and x.casefold() != value.casefold()]
 
 
