@@ -21,6 +21,7 @@ from clarisql.envs.simulators.gate.types import GateContext
 from clarisql.envs.synth.discover import discover
 from clarisql.envs.synth.layers import clarify as C
 from clarisql.envs.synth.layers import clarify_tasks
+from clarisql.envs.synth.layers import surfaces as S
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -141,8 +142,8 @@ def test_want_balances_the_problems() -> None:
 
 def test_surfaces_have_the_problem_they_are_made_for() -> None:
     rng = random.Random(0)
-    for cut in C.cut_offs(rng, "Blue Note Records"):
-        assert C.problem_of(cut, "Blue Note Records") == PARTIAL
-    assert "Blue Note" in C.cut_offs(rng, "Blue Note Records")
-    for typo in C.misspellings("Australia"):
-        assert C.problem_of(typo, "Australia") == WRONG
+    for cut in S.cut_offs(rng, "Blue Note Records"):
+        assert S.problem_of(cut, "Blue Note Records") == PARTIAL
+    assert "Blue Note" in S.cut_offs(rng, "Blue Note Records")
+    for typo in S.misspellings("Australia"):
+        assert S.problem_of(typo, "Australia") == WRONG

@@ -58,7 +58,6 @@ from clarisql.envs.explorers import contains, draw, fitting, levenshtein, reach_
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     _ID_NAME,
-    _STOP,
     Agg,
     Made,
     distinct_answers,
@@ -81,6 +80,16 @@ from clarisql.envs.synth.layers.common import (
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
+from clarisql.envs.synth.layers.surfaces import (
+    PARTIAL,
+    TYPO_TRIES,
+    WRONG,
+    cut_offs,
+    listed,
+    misnamed,
+    misspellings,
+    problem_of,
+)
 from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.phrasing import (
     AGGREGATE,
@@ -145,94 +154,6 @@ WEIGHTS: dict[str, int] = {
     "mixed:intent+Unmatch": 1,
     "mixed:Error+not-exist": 2,
 }
-#: the two problems a written value can have (:mod:`clarisql.envs.simulators.gate.kinds`)
-PARTIAL, WRONG = "partial", "wrong"
-#: misspellings tried per seed value (each checked against the seed's close neighbours only)
-TYPO_TRIES = 40
-
-
-def cut_offs(rng: random.Random, value: str) -> list[str]:
-    """The ways ``value`` can be cut short, in random order: its first words (a left-out last
-    word or more, not ending on a stop word) and, in each word of >= 6 letters, one cut
-    mid-word (4 letters or more of the word kept, 2 or more left out). Each is >= 4 characters
-    and is contained in ``value`` (:func:`~clarisql.envs.explorers.contains`)."""
-    words = value.split(" ")
-    out = []
-    for k in range(1, len(words)):
-        head = " ".join(words[:k]).rstrip(",.;:-&/ ")
-        last = words[k - 1].strip(",.;:-&/").casefold()
-        if len(head) >= 4 and last and last not in _STOP and any(ch.isalpha() for ch in last):
-            out.append(head)
-    for i, w in enumerate(words):
-        if len(w) >= 6 and w.isalpha():
-            out += [" ".join([*words[:i], w[:k]]) for k in range(4, len(w) - 1)]
-    out = [x for x in dict.fromkeys(out) if x.casefold() != value.casefold()]
-    rng.shuffle(out)
-    return out
-
-
-def _cased(word: str, like: str) -> str:
-    """``word`` in the letter case of ``like`` (upper, capitalised or lower)."""
-    if like.isupper():
-        return word.upper()
-    return word.capitalize() if like[:1].isupper() else word.lower()
-
-
-def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
-    """Names the data lacks, made from ``value`` and the column's ``others`` (what a user who
-    misremembers a name writes): one word of >= 4 letters swapped for a word of another value,
-    or, for a name of one word, its head joined to another value's tail where a vowel meets a
-    consonant ("Marena" from "Mary" and "Helena"), in ``value``'s letter case. The caller keeps
-    those no value contains and none is within a typo's reach of (nothing fits: every value is
-    a reading, as for a year outside the data)."""
-    words = value.split(" ")
-    pool = [w for o in others for w in str(o).split(" ") if len(w) >= 4 and w.isalpha()]
-    out = []
-    vowels = set("aeiouyAEIOUY")
-    for _ in range(8):
-        if not pool:
-            break
-        other = rng.choice(pool)
-        if len(words) > 1:
-            idx = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
-            if not idx:
-                break
-            i = rng.choice(idx)
-            out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
-        elif len(value) >= 4 and value.isalpha():
-            joins = [
-                (k, m)
-                for k in range(2, len(value) - 1)
-                for m in range(1, len(other) - 2)
-                if (value[k - 1] in vowels) != (other[m] in vowels)
-                and abs(k + len(other) - m - len(value)) <= 2
-            ]
-            if joins:
-                k, m = rng.choice(joins)
-                out.append(_cased(value[:k] + other[m:].lower(), value))
-    return [x for x in dict.fromkeys(out) if len(x) >= 4 and x.casefold() != value.casefold()]
-
-
-def misspellings(value: str) -> list[str]:
-    """Every one-letter misspelling of ``value`` :func:`~.common.typo` can make: in one word of
-    >= 4 letters, a letter (not the first or last) swapped with the next, dropped or doubled."""
-    words = value.split(" ")
-    out = []
-    for i, w in enumerate(words):
-        if len(w) < 4 or not w.isalpha():
-            continue
-        for j in range(1, len(w) - 2):
-            for m in (w[:j] + w[j + 1] + w[j] + w[j + 2 :], w[:j] + w[j + 1 :], w[: j + 1] + w[j:]):
-                out.append(" ".join([*words[:i], m, *words[i + 1 :]]))
-    return [x for x in dict.fromkeys(out) if x.casefold() != value.casefold()]
-
-
-def problem_of(surface: Any, meant: Any) -> str:
-    """What is wrong with the written ``surface`` when ``meant`` was meant: ``partial`` when
-    ``meant`` contains it (cut short), else ``wrong`` (the gate's rule)."""
-    return PARTIAL if contains(str(surface), meant) else WRONG
-
-
 #: Candidate readings evaluated per unclear part (bounds the queries a task costs).
 MAX_CANDIDATES = 6
 #: Different readings counted per unclear part before the count stops (>= 2 are required);
@@ -444,7 +365,7 @@ class _ClarifyGen:
         offset = rng.randrange(max(1, col.distinct - 150))
         vals = [r[0] for r in self.rows(f"{base} ORDER BY 1 LIMIT 150 OFFSET {offset}") or []]
         vals = [x for x in vals if isinstance(x, str)]
-        if not vals:
+        if not vals or listed(vals):
             return None
         order = list(vals)
         rng.shuffle(order)
@@ -910,4 +831,4 @@ def clarify_tasks(
     return [m.task(lake, f"synth-clarify/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RECIPES", "WEIGHTS", "clarify_tasks", "cut_offs", "problem_of"]
+__all__ = ["RECIPES", "WEIGHTS", "clarify_tasks"]

@@ -40,6 +40,7 @@ from clarisql.envs.synth.layers.common import (
     show,
     sql_lit,
 )
+from clarisql.envs.synth.layers.surfaces import listed
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft
 from clarisql.envs.synth.verify import echoes_question, is_trivial, same_answer
@@ -166,7 +167,7 @@ class DraftedClarify:
         self, table: str, c: ColumnProfile, value: str
     ) -> tuple[str, str, str, list[str]] | None:
         vals = self.neighbours(table, c, value)
-        if value not in vals:
+        if value not in vals or listed(vals):  # a credit list or an address: no name
             return None
         if is_scope(c):  # few distinct values: a scoping dimension (FROM), else a name (WHERE)
             got = self.gen.value_surface(value, vals, self.gen.want("scope"))
