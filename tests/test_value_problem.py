@@ -147,3 +147,12 @@ def test_surfaces_have_the_problem_they_are_made_for() -> None:
     assert "Blue Note" in S.cut_offs(rng, "Blue Note Records")
     for typo in S.misspellings("Australia"):
         assert S.problem_of(typo, "Australia") == WRONG
+
+
+def test_no_name_clarification_on_credit_lists_or_a_left_out_number() -> None:
+    credits = ["Eddie Cochran/Jerry Capehart", "Eddie Vedder", "A, B & C", "Jimmy Page, Robert"]
+    assert S.listed(credits)
+    assert not S.listed(["Eddie Vedder", "Pearl Jam", "Earth, Wind & Fire", *"abcdefgh"])
+    # "Suite" for "Suite 239": what is left out is only a number
+    assert "Suite" not in S.cut_offs(random.Random(0), "Suite 239")
+    assert "Suite" in S.cut_offs(random.Random(0), "Suite Life")
