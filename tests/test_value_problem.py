@@ -156,3 +156,15 @@ def test_no_name_clarification_on_credit_lists_or_a_left_out_number() -> None:
     # "Suite" for "Suite 239": what is left out is only a number
     assert "Suite" not in S.cut_offs(random.Random(0), "Suite 239")
     assert "Suite" in S.cut_offs(random.Random(0), "Suite Life")
+
+
+def test_the_reply_names_the_problem_the_value_has() -> None:
+    from clarisql.envs.simulators.fixed import FixedSimulator
+
+    sim = FixedSimulator()
+    typo = Underspec(Label("not-exist", "Erci Clapton", "Composer"), "Eric Clapton")
+    cut = Underspec(Label("not-exist", "Eric", "Composer"), "Eric Clapton")
+    short = Underspec(Label("Error", "Aust", "Country"), "Australia")
+    assert "wrong" in sim.render(typo) and "full name" not in sim.render(typo)
+    assert sim.render(cut) == "The full name is Eric Clapton."
+    assert sim.render(short) == "The full name is Australia."
