@@ -332,8 +332,9 @@ class _ClarifyGen:
             if not texts:
                 return None
             rng.shuffle(texts)
-            problem = self.want("scope")  # cut short or misspelled, each about half the time
-            for seed in texts[:12]:
+            want = self.want("scope")  # cut short or misspelled, each about half the time
+            other = WRONG if want == PARTIAL else PARTIAL  # (only where this column cannot)
+            for problem, seed in [(p, x) for p in (want, other) for x in texts[:12]]:
                 got = self.value_surface(seed, texts, problem)
                 if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
@@ -375,8 +376,11 @@ class _ClarifyGen:
             return None
         order = list(vals)
         rng.shuffle(order)
-        problem = self.want("name")
-        for seed in order[:12]:
+        want = self.want("name")  # the other problem only where this column cannot give it
+        tries = [
+            (p, seed) for p in (want, WRONG if want == PARTIAL else PARTIAL) for seed in order[:12]
+        ]
+        for problem, seed in tries:
             got = self.name_surface(seed, vals, base, col, problem)
             if got is None:
                 continue
