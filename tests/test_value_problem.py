@@ -138,6 +138,10 @@ def test_want_balances_the_problems() -> None:
     assert gen.want("name") == WRONG
     gen.made_problems[("name", WRONG)] = 5
     assert gen.want("name") == PARTIAL
+    # the other problem is a fallback only while it leads by less than MAX_LEAD
+    assert gen.problems("name") == (PARTIAL, WRONG)
+    gen.made_problems[("name", WRONG)] = 3 + C.MAX_LEAD
+    assert gen.problems("name") == (PARTIAL,)
 
 
 def test_surfaces_have_the_problem_they_are_made_for() -> None:

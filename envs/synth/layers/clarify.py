@@ -154,6 +154,8 @@ WEIGHTS: dict[str, int] = {
     "mixed:intent+Unmatch": 1,
     "mixed:Error+not-exist": 2,
 }
+#: how far one problem may lead the other per role before only the other is tried
+MAX_LEAD = 3
 #: Candidate readings evaluated per unclear part (bounds the queries a task costs).
 MAX_CANDIDATES = 6
 #: Different readings counted per unclear part before the count stops (>= 2 are required);
@@ -203,6 +205,15 @@ class _ClarifyGen:
         if a == b:
             return self.rng.choice((PARTIAL, WRONG))
         return PARTIAL if a < b else WRONG
+
+    def problems(self, role: str) -> tuple[str, ...]:
+        """The problems to try, in order, for the next written ``role`` value: :meth:`want`'s,
+        then the other one while it leads by less than :data:`MAX_LEAD` (so a column that can
+        give only one problem still yields a few tasks, and the two stay balanced)."""
+        want = self.want(role)
+        other = WRONG if want == PARTIAL else PARTIAL
+        lead = self.made_problems.get((role, other), 0) - self.made_problems.get((role, want), 0)
+        return (want, other) if lead < MAX_LEAD else (want,)
 
     def noted(self, made: Made | None) -> Made | None:
         """``made``, its written values counted for :meth:`want`; ``None`` for a gold query
@@ -332,9 +343,8 @@ class _ClarifyGen:
             if not texts:
                 return None
             rng.shuffle(texts)
-            want = self.want("scope")  # cut short or misspelled, each about half the time
-            other = WRONG if want == PARTIAL else PARTIAL  # (only where this column cannot)
-            for problem, seed in [(p, x) for p in (want, other) for x in texts[:12]]:
+            # cut short or misspelled, each about half the time
+            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:12]]:
                 got = self.value_surface(seed, texts, problem)
                 if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
@@ -376,10 +386,7 @@ class _ClarifyGen:
             return None
         order = list(vals)
         rng.shuffle(order)
-        want = self.want("name")  # the other problem only where this column cannot give it
-        tries = [
-            (p, seed) for p in (want, WRONG if want == PARTIAL else PARTIAL) for seed in order[:12]
-        ]
+        tries = [(p, seed) for p in self.problems("name") for seed in order[:12]]
         for problem, seed in tries:
             got = self.name_surface(seed, vals, base, col, problem)
             if got is None:
