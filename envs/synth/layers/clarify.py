@@ -143,14 +143,14 @@ _MISSING_TABLE = (
 #: a scope value) weigh more, so a suite carries enough value clarifications to measure.
 WEIGHTS: dict[str, int] = {
     "select": 1,
-    "from:Missing": 1,
+    "from:Missing": 2,
     "from:Error": 3,
-    "from:Unmatch": 1,
+    "from:Unmatch": 2,
     "where": 3,
     "where:lookup": 3,
     "mixed:intent+Missing": 1,
     "mixed:intent+not-exist": 2,
-    "mixed:Missing+not-exist": 1,
+    "mixed:Missing+not-exist": 2,
     "mixed:intent+Unmatch": 1,
     "mixed:Error+not-exist": 2,
 }
