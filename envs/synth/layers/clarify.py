@@ -266,8 +266,14 @@ class _ClarifyGen:
             if problem == WRONG and any(contains(surface, v) for v in vals):
                 continue  # a value holds it: cut short by the data, not misspelled
             fit = fitting(surface, pool)
-            if fit and gold in fit and len(fit) >= 2:
-                return surface, fit
+            if not fit or gold not in fit or len(fit) < 2:
+                continue
+            # a cut-off is ambiguous as a prefix too: "INSECTS" with one title that starts
+            # with it (and another that holds it later) reads as that one title
+            low = surface.casefold()
+            if problem == PARTIAL and sum(str(v).casefold().startswith(low) for v in fit) < 2:
+                continue
+            return surface, fit
         return None
 
     def rows(self, sql: str) -> list[tuple] | None:
