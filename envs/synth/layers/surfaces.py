@@ -70,8 +70,9 @@ def _cased(word: str, like: str) -> str:
 def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
     """Names the data lacks, made from ``value`` and the column's ``others`` (what a user who
     misremembers a name writes): one word of >= 4 letters swapped for a word of another value,
-    or, for a name of one word, its head joined to another value's tail where a vowel meets a
-    consonant ("Marena" from "Mary" and "Helena"), in ``value``'s letter case. The caller keeps
+    or, for a name of one word (or, half the time, the first word of a longer name), its head
+    joined to another value's tail where a vowel meets a consonant ("Marena" from "Mary" and
+    "Helena"), in ``value``'s letter case. The caller keeps
     those no value contains and none is within a typo's reach of (nothing fits: every value is
     a reading, as for a year outside the data)."""
     words = value.split(" ")
@@ -82,23 +83,30 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
         if not pool:
             break
         other = rng.choice(pool)
+        head = words[0]
+        if len(words) > 1 and len(head) >= 4 and head.isalpha() and rng.random() < 0.5:
+            # a name of several words misremembered as one ("Carolyn" for "Carol Peacock
+            # Trio"), so that one word is no sign of a cut-off
+            words = [head]
         if len(words) > 1:
             idx = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
             if not idx:
                 break
             i = rng.choice(idx)
             out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
-        elif len(value) >= 4 and value.isalpha():
+        elif len(words[0]) >= 4 and words[0].isalpha():
+            one = words[0]
             joins = [
                 (k, m)
-                for k in range(2, len(value) - 1)
+                for k in range(2, len(one) - 1)
                 for m in range(1, len(other) - 2)
-                if (value[k - 1] in vowels) != (other[m] in vowels)
-                and abs(k + len(other) - m - len(value)) <= 2
+                if (one[k - 1] in vowels) != (other[m] in vowels)
+                and abs(k + len(other) - m - len(one)) <= 2
             ]
             if joins:
                 k, m = rng.choice(joins)
-                out.append(_cased(value[:k] + other[m:].lower(), value))
+                out.append(_cased(one[:k] + other[m:].lower(), one))
+        words = value.split(" ")
     return [x for x in dict.fromkeys(out) if len(x) >= 4 and x.casefold() != value.casefold()]
 
 
