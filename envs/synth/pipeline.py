@@ -277,6 +277,14 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         shortfalls["tables left out"] = (
             f"{', '.join(unusable)}: every column is low-information (OrQA's rule)"
         )
+    from clarisql.envs.synth.names import table_speakable
+
+    unsaid = [tp.name for tp in lake.tables if tp.usable() and not table_speakable(tp.name)]
+    if unsaid:
+        shortfalls["tables not asked about"] = (
+            f"{', '.join(unsaid)}: the name cannot be put in English words (another language?); "
+            "--describe FILE can give them descriptions to use"
+        )
     for line in _coverage(lake, tasks):
         kind, _, why = line.partition(": ")
         shortfalls.setdefault(kind, why)
@@ -477,6 +485,41 @@ class _LayerRuns:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _keep_unanswerable_share(
+    chosen: list[Task],
+    made: dict[str, int],
+    shortfalls: dict[str, str],
+    wanted: dict[str, int],
+    n: int,
+) -> None:
+    """TrustSQL's share of unanswerable requests (half, by default) holds in the suite made,
+    not only in the suite asked for: where the answerable categories fell short (a lake mostly
+    named in another language), the unanswerable tasks beyond their share of what was made are
+    left out, evenly over their kinds (round-robin, each kind in its order)."""
+    n_un = wanted["unanswerable"]
+    if not 0 < n_un < n:
+        return
+    un = [t for t in chosen if not t.answerable]
+    cap = (len(chosen) - len(un)) * n_un // (n - n_un)
+    if len(un) <= cap:
+        return
+    by_kind: dict[str, list[Task]] = {}
+    for t in un:
+        by_kind.setdefault(t.category, []).append(t)
+    keep: set[int] = set()
+    queues = list(by_kind.values())
+    while len(keep) < cap:
+        for q in queues:
+            if q and len(keep) < cap:
+                keep.add(id(q.pop(0)))
+    chosen[:] = [t for t in chosen if t.answerable or id(t) in keep]
+    shortfalls["unanswerable"] = (
+        f"{cap} of {n_un}: no more than the mixture's share of the {len(chosen)} tasks made "
+        f"({len(un) - cap} left out)"
+    )
+    made["unanswerable"] = cap
+
+
 def _assemble(
     config: SynthConfig,
     lake: LakeProfile,
@@ -593,6 +636,7 @@ def _assemble(
         made["well-specified"] += take(
             [draft_task(d, db_name) for d in extra], want_ws - made["well-specified"]
         )
+    _keep_unanswerable_share(chosen, made, shortfalls, wanted, config.tasks)
     # a twin the suite did not take (its wording already in, or no room left) leaves its
     # partner without one: the pair marker goes too, so every marked pair is whole
     paired = Counter(t.metadata["pair"] for t in chosen if "pair" in t.metadata)

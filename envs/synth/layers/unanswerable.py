@@ -41,6 +41,7 @@ import difflib
 import os
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
@@ -745,6 +746,21 @@ def _made(
     )
 
 
+def _at_most(make: Callable[[], Made | None], k: int) -> Callable[[], Made | None]:
+    """``make`` that gives nothing once it has made ``k`` tasks."""
+    left = [k]
+
+    def call() -> Made | None:
+        if left[0] <= 0:
+            return None
+        got = make()
+        if got is not None:
+            left[0] -= 1
+        return got
+
+    return call
+
+
 def unanswerable_tasks(
     lake: LakeProfile, drafts: list[Draft], v: Verifier, rng: random.Random, n: int
 ) -> list[Task]:
@@ -752,8 +768,9 @@ def unanswerable_tasks(
 
     A kind the lake cannot give (column-surface needs two unlinked tables; non-sql needs a
     measure and a scope column, or a name and a text column; the pools' words must be absent from
-    the schema) yields fewer tasks; its share goes to the other kinds. ``drafts`` is accepted for
-    the shared layer signature.
+    the schema) yields fewer tasks; its share goes to the other kinds, each up to twice its own
+    share (so a lake that allows one kind makes fewer tasks, not a suite of that kind).
+    ``drafts`` is accepted for the shared layer signature.
     """
     gen = _UnansGen(lake, v, rng)
     if not gen.tables or n <= 0:
@@ -767,9 +784,16 @@ def unanswerable_tasks(
     ]
     seen: set[str] = set()
     out: list[Made] = []
-    for make, k in zip(makers, spread(n, len(makers)), strict=True):
-        out += fill(k, [make], seen)
-    top_up(out, makers, n, seen)
+    shares = spread(n, len(makers))
+    capped = []
+    for make, k in zip(makers, shares, strict=True):
+        got = fill(k, [make], seen)
+        out += got
+        # a kind tops up the others' shortfall only to twice its own share: a lake that gives
+        # one kind alone (one table in words: every request non-sql) makes fewer unanswerable
+        # tasks, never a suite of one kind
+        capped.append(_at_most(make, 2 * k - len(got)))
+    top_up(out, capped, n, seen)
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
