@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarisql.envs.explorers import draw, fitting, reach_sql, readings
+from clarisql.envs.explorers import draw, fitting, readings
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     _ID_NAME,
@@ -87,6 +87,7 @@ from clarisql.envs.synth.phrasing import (
 )
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
+from clarisql.envs.synth.value_index import ValueIndexes
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
 
@@ -160,6 +161,7 @@ class _ClarifyGen:
             t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)
         ]
         self._cache: dict[str, list[tuple] | None] = {}
+        self._values = ValueIndexes(v)  # each name column read once (reach_sql from memory)
         self.family_scopes = self._family_scopes()
 
     def rows(self, sql: str) -> list[tuple] | None:
@@ -593,11 +595,12 @@ class _ClarifyGen:
         self, table: str, column: str, surface: Any, literal: Any = None
     ) -> list[Any]:
         """The readings of ``surface`` among *every* value of ``table.column`` (read with one
-        query, :func:`~clarisql.envs.explorers.reach_sql`; all values when nothing fits or
+        query, :func:`~clarisql.envs.explorers.reach_sql`, answered from the column's
+        :class:`~clarisql.envs.synth.value_index.ValueIndex`; all values when nothing fits or
         nothing was written), ``literal`` left out."""
         allv = f"SELECT DISTINCT {qi(column)} FROM {qi(table)} WHERE {qi(column)} IS NOT NULL"
         if surface is not None and str(surface).strip():
-            near = [r[0] for r in self.rows(reach_sql(qi(table), qi(column), str(surface))) or []]
+            near = [r[0] for r in self._values.reach(qi(table), qi(column), str(surface)) or []]
             fit = fitting(str(surface), near)
             if fit is not None:
                 return readings(None, fit, literal)
