@@ -192,3 +192,37 @@ def test_index_on_integers(tmp_path: Path) -> None:
     assert idx is not None
     for s in ("1", "12", "123", "1234", "99", "2000", "7 7"):
         assert idx.reach(s) == v.rows(reach_sql('"t"', '"num"', s)), s
+
+
+def _close_values_difflib(surface: str, values: list, cutoff: float = 0.7) -> list:
+    """close_values as it was: difflib over every value (the reference)."""
+    import difflib
+
+    by_text = {str(v): v for v in values}
+    hits = difflib.get_close_matches(surface, sorted(by_text), n=8, cutoff=cutoff)
+    return [by_text[h] for h in hits]
+
+
+_WORD = st.text(alphabet="abcdeAB é東%_", min_size=0, max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _WORD,
+    st.lists(st.one_of(_WORD, st.integers(0, 200)), max_size=40),
+    st.sampled_from([0.5, 0.6, 0.7, 0.8]),
+)
+def test_close_values_equals_difflib_alone(surface: str, values: list, cutoff: float) -> None:
+    from clarisql.envs.synth.layers.common import close_values
+
+    assert close_values(surface, values, cutoff) == _close_values_difflib(surface, values, cutoff)
+
+
+def test_close_values_on_names_that_tie() -> None:
+    from clarisql.envs.synth.layers.common import close_values
+
+    names = [f"City {i:03d}" for i in range(150)] + ["Cty 001", "City 01", "Citty 001"]
+    for s in ("City 001", "Ciy 001", "City 1", "Cit 010", "city 001"):
+        got = close_values(s, names)
+        assert got == _close_values_difflib(s, names)
+    assert len(close_values("City 001", names)) == 8  # many above the cutoff: n caps them

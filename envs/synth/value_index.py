@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.explorers import reach_sql, reach_terms
@@ -82,15 +82,13 @@ class ValueIndex:
         self.scanned = scanned
         self.program = program  # (length for one word, extra length per further word)
         self.max_rows, self.max_bytes, self.max_steps = max_rows, max_bytes, max_steps
-        self.joined = _SEP.join(self.folded)
-        self.starts: list[int] = []
-        at = 0
-        for f in self.folded:
-            self.starts.append(at)
-            at += len(f) + 1
-        self.by_length: dict[int, list[int]] = {}
+        self.all = _Texts(self.folded, range(len(texts)))
+        by_length: dict[int, list[int]] = {}
         for i, n in enumerate(self.lengths):
-            self.by_length.setdefault(n, []).append(i)
+            by_length.setdefault(n, []).append(i)
+        self.by_length = {
+            n: _Texts([self.folded[i] for i in at], at) for n, at in by_length.items()
+        }
 
     @classmethod
     def build(cls, verifier: Verifier, table_sql: str, column_sql: str) -> ValueIndex | None:
@@ -142,18 +140,17 @@ class ValueIndex:
         hit: set[int] = set()
         over = self.max_rows
         for n in range(lo, hi + 1):
-            for i in self.by_length.get(n, ()):
-                if parts is None or any(p in self.folded[i] for p in parts):
+            bucket = self.by_length.get(n)
+            if bucket is None:
+                continue
+            for found in [bucket.positions] if parts is None else map(bucket.holding, parts):
+                for i in found:
                     hit.add(i)
                     if len(hit) > over:
                         return None
         first = max(words, key=len)
         rest = [w for w in words if w is not first]
-        if not first:
-            cands: Any = range(len(self.values))
-        else:
-            cands = self._holding(first)
-        for i in cands:
+        for i in self.all.holding(first):
             if i not in hit and all(w in self.folded[i] for w in rest):
                 hit.add(i)
                 if len(hit) > over:
@@ -167,17 +164,29 @@ class ValueIndex:
             return None
         return [(self.values[i],) for i in order]
 
-    def _holding(self, word: str) -> Iterator[int]:
-        """Positions of the values whose folded text holds ``word`` (ascending)."""
-        find, starts = self.joined.find, self.starts
-        at = find(word)
+
+class _Texts:
+    """Folded texts joined into one string (``str.find`` runs in C) and their positions."""
+
+    def __init__(self, folded: list[str], positions: Sequence[int]):
+        self.positions = list(positions)
+        self.joined = _SEP.join(folded)
+        self.starts: list[int] = []
+        at = 0
+        for f in folded:
+            self.starts.append(at)
+            at += len(f) + 1
+
+    def holding(self, word: str) -> Iterator[int]:
+        """The positions of the texts that hold ``word``, ascending."""
+        find, starts, n = self.joined.find, self.starts, len(self.starts)
+        at = find(word) if n else -1
         while at >= 0:
-            i = bisect.bisect_right(starts, at) - 1
-            yield i
-            nxt = i + 1
-            if nxt >= len(starts):
+            k = bisect.bisect_right(starts, at) - 1
+            yield self.positions[k]
+            if k + 1 >= n:
                 return
-            at = find(word, starts[nxt])
+            at = find(word, starts[k + 1])
 
 
 class ValueIndexes:

@@ -27,6 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rapidfuzz import fuzz as _rf_fuzz
+from rapidfuzz import process as _rf_process
+
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.profile import present_sql, value_sql
@@ -323,7 +326,17 @@ def typo(rng: random.Random, text: str) -> str | None:
 def close_values(surface: str, values: Iterable[Any], cutoff: float = 0.7) -> list[Any]:
     """Values an agent could take ``surface`` for (difflib similarity >= cutoff), best first."""
     by_text = {str(v): v for v in values}
-    hits = difflib.get_close_matches(surface, sorted(by_text), n=8, cutoff=cutoff)
+    texts = sorted(by_text)
+    # difflib's ratio is 2*M/T with M the length of a common subsequence, so it is at most the
+    # Indel ratio 2*LCS/T that rapidfuzz computes in C: a text under the cutoff there is under
+    # it in difflib too, and only the rest need difflib (the same hits, in the same order)
+    keep = [
+        texts[i]
+        for _, _, i in _rf_process.extract(
+            surface, texts, scorer=_rf_fuzz.ratio, score_cutoff=cutoff * 100 - 1e-6, limit=None
+        )
+    ]
+    hits = difflib.get_close_matches(surface, sorted(keep), n=8, cutoff=cutoff)
     return [by_text[h] for h in hits]
 
 
