@@ -226,3 +226,14 @@ def test_close_values_on_names_that_tie() -> None:
         got = close_values(s, names)
         assert got == _close_values_difflib(s, names)
     assert len(close_values("City 001", names)) == 8  # many above the cutoff: n caps them
+
+
+_TIGHT = st.text(alphabet="ab c", min_size=2, max_size=7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TIGHT, st.lists(_TIGHT, min_size=5, max_size=60), st.sampled_from([0.5, 0.7]))
+def test_close_values_with_many_ties(surface: str, values: list, cutoff: float) -> None:
+    from clarisql.envs.synth.layers.common import close_values
+
+    assert close_values(surface, values, cutoff) == _close_values_difflib(surface, values, cutoff)
