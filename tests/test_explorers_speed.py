@@ -237,3 +237,28 @@ def test_close_values_with_many_ties(surface: str, values: list, cutoff: float) 
     from clarisql.envs.synth.layers.common import close_values
 
     assert close_values(surface, values, cutoff) == _close_values_difflib(surface, values, cutoff)
+
+
+@pytest.mark.parametrize(
+    "distinct_sql",
+    [
+        'SELECT DISTINCT "name" FROM "t" WHERE "name" IS NOT NULL',
+        'SELECT DISTINCT "code" FROM "t" WHERE "code" IS NOT NULL AND "num" > 100',
+        'SELECT DISTINCT "label" FROM "u" WHERE UPPER(TRIM("label")) NOT IN (\'NA\', \'\')',
+        'SELECT DISTINCT "f" FROM "t" WHERE "f" IS NOT NULL',
+    ],
+)
+def test_window_slices_what_the_statement_reads(tmp_path: Path, distinct_sql: str) -> None:
+    v = Verifier(_db(tmp_path))
+    holder = ValueIndexes(v)
+    table = distinct_sql.split(" FROM ")[1].split()[0]
+    for size, offset in [(150, 0), (150, 7), (150, 300), (5, 40), (150, 10_000), (250, 0)]:
+        want = v.rows(f"{distinct_sql} ORDER BY 1 LIMIT {size} OFFSET {offset}")
+        assert holder.window(table, distinct_sql, size, offset) == want, (size, offset)
+
+
+def test_window_leaves_the_step_verdict_to_sqlite(tmp_path: Path) -> None:
+    v = Verifier(_db(tmp_path), step_budget=2_000)
+    sql = 'SELECT DISTINCT "name" FROM "t" WHERE "name" IS NOT NULL'
+    assert v.rows(f"{sql} ORDER BY 1 LIMIT 150 OFFSET 0") is None  # over the budget
+    assert ValueIndexes(v).window('"t"', sql, 150, 0) is None

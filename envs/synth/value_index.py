@@ -22,6 +22,9 @@ Contract
   length) VM steps (one pass over the loop body per row). Where that bound could exceed the
   verifier's budget, :meth:`ValueIndex.reach` answers :data:`ASK_SQL` and the caller runs the
   statement, so the step verdict is never guessed.
+- :meth:`ValueIndexes.window` answers a ``SELECT DISTINCT ... ORDER BY 1 LIMIT n OFFSET k``
+  window (the clarify layer's sample of a name column) from one sorted read of all the
+  statement's rows, with the same caps and the same step rule.
 - Declines (:meth:`ValueIndex.build` returns ``None``; the caller runs the SQL) for columns
   holding floats or blobs (SQLite's text form of a float is not Python's), texts with a NUL
   character (``length()`` stops there) or longer than the verifier's value limit, and when the
@@ -196,6 +199,7 @@ class ValueIndexes:
     def __init__(self, verifier: Verifier):
         self.verifier = verifier
         self._built: dict[tuple[str, str], ValueIndex | None] = {}
+        self._sorted: dict[str, tuple[list[tuple], int] | None] = {}
         self._lock = threading.Lock()
 
     def reach(self, table_sql: str, column_sql: str, surface: str) -> list[tuple] | None:
@@ -210,6 +214,49 @@ class ValueIndexes:
         if got is ASK_SQL:
             return self.verifier.rows(reach_sql(table_sql, column_sql, surface))
         return got  # type: ignore[return-value]
+
+    def window(
+        self, table_sql: str, distinct_sql: str, size: int, offset: int
+    ) -> list[tuple] | None:
+        """``verifier.rows(f"{distinct_sql} ORDER BY 1 LIMIT {size} OFFSET {offset}")`` for a
+        ``SELECT DISTINCT x FROM table_sql WHERE ...`` statement, sliced from one sorted read
+        of all its rows. ``ORDER BY 1`` over distinct values is a total order (values that
+        compare equal are one distinct value), so every slice is the statement's answer; the
+        row and byte caps are applied as the verifier applies them, and where the step bound
+        (rows scanned + rows sorted + 2) x (program length) could exceed the budget, or a
+        value is longer than the verifier's limit, the statement itself runs."""
+        sql = f"{distinct_sql} ORDER BY 1 LIMIT {size} OFFSET {offset}"
+        v = self.verifier
+        with self._lock:
+            if distinct_sql not in self._sorted:
+                self._sorted[distinct_sql] = self._read_sorted(table_sql, distinct_sql, sql)
+            got = self._sorted[distinct_sql]
+        if got is None or size > v.max_rows:
+            return v.rows(sql)
+        rows, steps = got
+        if v.max_steps is not None and steps > v.max_steps:
+            return v.rows(sql)
+        out = rows[offset : offset + size]
+        size_b = sum(len(x) if isinstance(x, (str, bytes)) else 8 for r in out for x in r)
+        return None if size_b > v.max_bytes else out
+
+    def _read_sorted(
+        self, table_sql: str, distinct_sql: str, sql: str
+    ) -> tuple[list[tuple], int] | None:
+        v = self.verifier
+        program = _program(v, sql)
+        count = v.trusted_rows(f"SELECT COUNT(*) FROM {table_sql}")
+        rows = v.trusted_rows(f"{distinct_sql} ORDER BY 1")
+        if program is None or count is None or rows is None:
+            return None
+        limit = v.max_value_bytes
+        for r in rows:
+            for x in r:
+                if isinstance(x, (str, bytes)) and len(x) * 8 > limit:
+                    n = len(x.encode()) if isinstance(x, str) else len(x)
+                    if n * 2 > limit:
+                        return None
+        return rows, (int(count[0][0]) + len(rows) + 2) * program
 
 
 __all__ = ["ASK_SQL", "ValueIndex", "ValueIndexes", "fold"]

@@ -169,6 +169,12 @@ class _ClarifyGen:
             self._cache[sql] = self.v.rows(sql)
         return self._cache[sql]
 
+    def window(self, table_sql: str, base: str, offset: int) -> list[tuple] | None:
+        """``self.rows(f"{base} ORDER BY 1 LIMIT 150 OFFSET {offset}")`` for a ``SELECT
+        DISTINCT`` statement over ``table_sql``, sliced from one sorted read
+        (:meth:`~clarisql.envs.synth.value_index.ValueIndexes.window`)."""
+        return self._values.window(table_sql, base, 150, offset)
+
     # --- scoping dimensions ---------------------------------------------------------------------
     def _family_scopes(self) -> list[_Scope]:
         out = []
@@ -277,7 +283,7 @@ class _ClarifyGen:
             where += f" AND {scope_filter[0]} = {sql_lit(scope_filter[1])}"
         base = f"SELECT DISTINCT {qi(col.name)} FROM {qi(t)} WHERE {where}"
         offset = rng.randrange(max(1, col.distinct - 150))
-        vals = [r[0] for r in self.rows(f"{base} ORDER BY 1 LIMIT 150 OFFSET {offset}") or []]
+        vals = [r[0] for r in self.window(qi(t), base, offset) or []]
         vals = [x for x in vals if isinstance(x, str)]
         if not vals:
             return None
