@@ -162,6 +162,7 @@ class _ClarifyGen:
         ]
         self._cache: dict[str, list[tuple] | None] = {}
         self._values = ValueIndexes(v)  # each name column read once (reach_sql from memory)
+        self._fits: dict[tuple[str, str, str], list[Any] | None] = {}
         self.family_scopes = self._family_scopes()
 
     def rows(self, sql: str) -> list[tuple] | None:
@@ -606,8 +607,11 @@ class _ClarifyGen:
         nothing was written), ``literal`` left out."""
         allv = f"SELECT DISTINCT {qi(column)} FROM {qi(table)} WHERE {qi(column)} IS NOT NULL"
         if surface is not None and str(surface).strip():
-            near = [r[0] for r in self._values.reach(qi(table), qi(column), str(surface)) or []]
-            fit = fitting(str(surface), near)
+            key = (table, column, str(surface))
+            if key not in self._fits:  # (a pure function of the column and the surface)
+                near = [r[0] for r in self._values.reach(qi(table), qi(column), key[2]) or []]
+                self._fits[key] = fitting(key[2], near)
+            fit = self._fits[key]
             if fit is not None:
                 return readings(None, fit, literal)
         return readings(None, [r[0] for r in self.rows(f"{allv} LIMIT 5000") or []], literal)
