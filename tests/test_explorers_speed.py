@@ -262,3 +262,17 @@ def test_window_leaves_the_step_verdict_to_sqlite(tmp_path: Path) -> None:
     sql = 'SELECT DISTINCT "name" FROM "t" WHERE "name" IS NOT NULL'
     assert v.rows(f"{sql} ORDER BY 1 LIMIT 150 OFFSET 0") is None  # over the budget
     assert ValueIndexes(v).window('"t"', sql, 150, 0) is None
+
+
+def test_close_values_on_long_texts() -> None:
+    """Texts of 200+ characters switch on difflib's autojunk heuristic: still the same hits."""
+    from clarisql.envs.synth.layers.common import close_values
+
+    rng = random.Random(3)
+    for _ in range(20):
+        base = "".join(rng.choice("ab c") for _ in range(rng.randint(195, 230)))
+        values = [
+            base[: rng.randint(150, len(base))] + rng.choice(["", "x", "yy"]) for _ in range(30)
+        ]
+        surface = base[:100] + base[101:]
+        assert close_values(surface, values, 0.5) == _close_values_difflib(surface, values, 0.5)

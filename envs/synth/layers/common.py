@@ -20,7 +20,6 @@ an equality filter matches the stored type.
 
 from __future__ import annotations
 
-import difflib
 import heapq
 import random
 import re
@@ -28,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cydifflib import SequenceMatcher as _SequenceMatcher
 from rapidfuzz import fuzz as _rf_fuzz
 from rapidfuzz import process as _rf_process
 
@@ -331,13 +331,15 @@ def close_values(surface: str, values: Iterable[Any], cutoff: float = 0.7) -> li
     difflib's ratio is 2*M/T with M the length of a common subsequence, so it is at most the
     Indel ratio 2*LCS/T that rapidfuzz computes in C. Texts are visited by that bound, best
     first, and the visit stops once the bound falls below the eighth best exact ratio: no text
-    left can enter the top eight (ties are kept to the end, as difflib breaks them by text)."""
+    left can enter the top eight (ties are kept to the end, as difflib breaks them by text).
+    The ratios come from ``cydifflib`` (CPython's difflib compiled with Cython: the same
+    algorithm, about 3x faster; property-tested against the standard library's)."""
     by_text = {str(v): v for v in values}
     texts = sorted(by_text)
     bounds = _rf_process.extract(
         surface, texts, scorer=_rf_fuzz.ratio, score_cutoff=cutoff * 100 - 1e-6, limit=None
     )
-    sm = difflib.SequenceMatcher()
+    sm = _SequenceMatcher()  # (cydifflib: the standard library's difflib compiled, same ratios)
     sm.set_seq2(surface)
     top: list[tuple[float, str]] = []  # a min-heap of the best (ratio, text) so far
     for text, bound, _ in bounds:
