@@ -48,6 +48,8 @@ ASK_SQL = object()
 
 _FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SEP = "\x00"
+#: Surfaces longer than this are left to SQL (far below SQLite's LIKE pattern length limit).
+_LONGEST = 1000
 
 
 def fold(text: str) -> str:
@@ -131,7 +133,7 @@ class ValueIndex:
     def reach(self, surface: str) -> list[tuple] | None | object:
         """The rows ``verifier.rows(reach_sql(table, column, surface))`` returns, or
         :data:`ASK_SQL` when the step budget might decide (module docstring)."""
-        if _SEP in surface:
+        if _SEP in surface or len(surface) > _LONGEST:  # (SQLite's LIKE pattern limit)
             return ASK_SQL
         words, lo, hi, pieces = reach_terms(surface)
         if self.max_steps is not None:
