@@ -240,7 +240,8 @@ VALUE_OFF_ZH = {
     "wrong": ["“{content}”是不是写错了？"],
     "partial": ["“{content}”的全称是什么？"],
 }
-#: the problem each kind states; a question stating the other one is off-target
+#: the problem each kind states where the value cannot be compared (:func:`_problem` decides:
+#: a question stating the other one is off-target)
 _OTHER = {"Error": "partial", "Unmatch": "partial", "not-exist": "wrong"}
 EVERYTHING_EN = (
     "What exactly do you want, and which city, district and year, and what are the full "
@@ -269,6 +270,30 @@ def _kind(label) -> str:
     return "intent" if label == "intent" else label[2]
 
 
+def _problem(label, value) -> str | None:
+    """The problem a question about the label's span must state (the gate's rule,
+    :func:`clarisql.envs.simulators.gate.kinds.value_problem`): cut short -> ``partial``,
+    misspelled or outside the data -> ``wrong``; ``None`` for intent and Missing."""
+    from clarisql.envs.simulators.gate.kinds import value_problem
+
+    return None if label == "intent" else value_problem(label[2], label[0], value)
+
+
+def _tkind(label, value) -> str:
+    """The kind whose on-target phrasings state the problem the span's value has: its own,
+    or ``Error`` (another value) for a misspelled ``not-exist`` name, ``not-exist`` (the full
+    name) for a cut-off ``Error`` value."""
+    kind, p = _kind(label), _problem(label, value)
+    if p is None or _OTHER.get(kind) != p:
+        return kind
+    return "Error" if p == "wrong" else "not-exist"
+
+
+def _other(label, value) -> str:
+    """The problem a span's value does not have: stating it is off-target."""
+    return "partial" if _problem(label, value) == "wrong" else "wrong"
+
+
 def _render(tpl: str, label, t: int, zh: bool, request: str = "", avoid=()) -> str:
     from clarisql.envs.simulators.gate.schema_aspects import phrase
     from clarisql.policies.text_questions import anchor
@@ -286,8 +311,8 @@ def _items_for(
     items = []
     table = ZH if zh else EN
     contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
-    for i, (label, _) in enumerate(gold):
-        for t, tpl in enumerate(table[_kind(label)]):
+    for i, (label, value) in enumerate(gold):
+        for t, tpl in enumerate(table[_tkind(label, value)]):
             items.append(
                 {
                     "question": _render(tpl, label, t, zh, request, contents),
@@ -300,10 +325,10 @@ def _items_for(
     off = OFF_ZH if zh else OFF_EN
     # the same span, named with no problem or with the other problem: nothing
     value_off = VALUE_OFF_ZH if zh else VALUE_OFF_EN
-    for label, _ in gold:
+    for label, value in gold:
         if label == "intent" or label[2] not in _OTHER:
             continue
-        for t, tpl in enumerate(value_off["none"] + value_off[_OTHER[label[2]]]):
+        for t, tpl in enumerate(value_off["none"] + value_off[_other(label, value)]):
             q = _render(tpl, label, t, zh)
             if any(q == it["question"] for it in items):  # on-target for another label
                 continue
@@ -576,7 +601,7 @@ def round_items(
             lb = g["label"]
             if lb == "intent" or lb[2] not in _OTHER:
                 continue
-            for tpl in value_off["none"] + value_off[_OTHER[lb[2]]]:
+            for tpl in value_off["none"] + value_off[_other(lb, g["value"])]:
                 q = tpl.format(content=lb[0], slot=phrase(lb[1]))
                 extra.append({"question": q, "target": [], "kind": "off-target"})
         got = heldout_items(rec, table, off, split)
@@ -618,8 +643,8 @@ def heldout_items(
     gold = [(g["label"], g["value"]) for g in rec["gold"]]
     contents = tuple(lb[0] for lb, _ in gold if lb != "intent")
     items = []
-    for i, (label, _) in enumerate(gold):
-        for tpl in table[_kind(label)]:
+    for i, (label, value) in enumerate(gold):
+        for tpl in table[_tkind(label, value)]:
             if label == "intent":
                 q = tpl.format(anchor=anchor(rec["request"], contents))
             else:

@@ -9,7 +9,11 @@ For each source: ``clarisql synth`` into ``--work/<name>`` (a temporary folder b
 column, unanswerable with a matching column, typo with a unique nearest value, raw column tokens
 in the question, listed answers without an identifier, a list column used as a category, write
 tasks naming rows by a non-unique column or giving away the "which table?" answer, tasks about a
-helper table such as a calendar). Prints one table per source and the
+helper table such as a calendar, swaps between rows that share nothing or of a measure, one
+number written over a range of rows, writes that leave a total of other rows wrong, a noun said
+twice over ("the total of the total"), non-English schema words in an English question, listed
+answers whose rows repeat, credit-list columns used as categories, unanswerables a declared
+foreign key answers). Prints one table per source and the
 totals; ``--json`` writes them; ``--sheet N`` also writes each suite's stratified review sheet
 (``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
 outside the repository and pass them here; nothing is downloaded.
@@ -43,6 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     from clarisql.envs.synth.types import SynthError
     from clarisql.envs.synth.verify import Verifier
 
+    try:
+        import wordfreq  # noqa: F401
+    except ImportError:
+        print(
+            "note: wordfreq is not installed: non-english-identifier counts nothing",
+            file=sys.stderr,
+        )
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="synth-audit-"))
     total = AuditReport()
     out: dict[str, dict] = {}

@@ -6,8 +6,9 @@ wants (:class:`clarisql.envs.simulators.gate.GateRules`): the intent and Missing
 of at most ``max_aspects``, each named span in a question of its own. The intent question names
 a word of the request (an anchor), since a generic "what do you want to know?" reveals nothing;
 a Missing slot is asked by its name in words (``BillingState``: "which billing state"); a named
-span with the problem its kind is (another value for ``Error``/``Unmatch``, the full name for
-``not-exist``), as the gate asks (:mod:`clarisql.envs.simulators.gate.kinds`).
+span with the problem the value has (the full name when the meant value contains what was
+written, another value when it is misspelled or outside the data), as the gate asks
+(:func:`clarisql.envs.simulators.gate.kinds.value_problem`).
 :func:`everything_question` is the ask-about-everything probe's question: every aspect of the
 catalog at once, plus the whole request quoted back.
 """
@@ -87,14 +88,17 @@ def _slot_words(slot: str) -> str:
 
 def ask_one(u: Underspec, chinese: bool, anchor_text: str = "") -> str:
     """One clause asking about ``u`` (never naming its gold value)."""
+    from clarisql.envs.simulators.gate.kinds import PARTIAL, value_problem
+
     lb = u.label
+    partial = value_problem(lb.kind, lb.content, u.value) == PARTIAL
     if chinese:
         slot = SLOT_CN.get(lb.slot, lb.slot)
         if lb.kind == "intent":
             return f"关于{anchor_text}，你具体想了解哪方面的信息？"
         if lb.kind == "Missing":
             return "请问是哪一年？" if lb.slot == "year" else f"请问是哪个{slot}？"
-        if lb.kind == "not-exist":
+        if partial:
             return f"“{lb.content}”的全称是什么？"
         return f"您说的“{lb.content}”好像不对，应该是哪个{slot}？"
     slot = _slot_words(lb.slot)
@@ -102,7 +106,7 @@ def ask_one(u: Underspec, chinese: bool, anchor_text: str = "") -> str:
         return f"What exactly do you want to know about the {anchor_text}?"
     if lb.kind == "Missing":
         return f"Which {slot} do you mean?"
-    if lb.kind == "not-exist":
+    if partial:
         return f"What is the full name of '{lb.content}'?"
     return f"'{lb.content}' does not match the data: which {slot} did you mean instead?"
 

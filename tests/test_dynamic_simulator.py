@@ -69,8 +69,9 @@ def test_paraphrases_that_drop_the_value_are_retried_then_the_template_is_used()
         server.script = [(200, {"reply": "2020, yes."}, 0.0)]
         r = respond(sim(server, retries=2), [["Projekt 3", "project", "not-exist"], *YEAR])
         # both revealed values must survive: "Project 3" is missing, so the template wins
+        # ("Projekt 3" is misspelled, not cut short: the reply says so, gate/kinds.py)
         assert (
-            r.text == "The year I mean is 2020. The full name is Project 3."
+            r.text == "The year I mean is 2020. Sorry, I got the project wrong: I meant Project 3."
             and len(server.requests) == 2
         )
 

@@ -374,5 +374,6 @@ def test_a_quote_inside_a_word_is_no_quote() -> None:
         gold_sql="SELECT 1",
         underspecs=[Underspec(Label("not-exist", title, "Name"), "I Don't Wanna Be Kissed")],
     )
-    r = text_sim().respond(f"What is the full name of '{title}'?", [], ctx(task))
+    # misspelled, not cut short: the question asks which title instead (gate/kinds.py)
+    r = text_sim().respond(f"Is '{title}' a typo? Which track then?", [], ctx(task))
     assert [u.value for u in r.revealed] == ["I Don't Wanna Be Kissed"], r.info

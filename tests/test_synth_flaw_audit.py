@@ -95,6 +95,11 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "list-column-as-category": 0,  # planted in test_synth_roles_review.py
         "write-row-not-identified": 0,  # these two: test_synth_write_review.py
         "which-table-given-away": 0,
+        "swap-between-unrelated-rows": 0,  # these five: test_synth_write_sense.py
+        "bulk-update-to-one-value": 0,
+        "write-breaks-derived-total": 0,
+        "doubled-noun": 0,
+        "non-english-identifier": 0,
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

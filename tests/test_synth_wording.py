@@ -14,8 +14,8 @@ import pytest
 
 from clarisql.envs.synth import SynthConfig, synthesize
 from clarisql.envs.synth.layers.twins import value_twin_text
-from clarisql.envs.synth.layers.unanswerable import words
-from clarisql.envs.synth.names import WORLD_ATTRIBUTES, entity_kind
+from clarisql.envs.synth.layers.unanswerable import plausible, words
+from clarisql.envs.synth.names import attributes_of, entity_kind
 from clarisql.envs.synth.phrasing import AGGREGATE, ATTR_OF_RECORD, ATTR_WHERE
 from clarisql.envs.tasks import Label, Task, Underspec
 from tests._synth_lake import write_lake
@@ -160,11 +160,12 @@ def test_column_related_attributes_fit_the_entity(tasks: list[Task]) -> None:
     related = [t for t in tasks if t.unanswerable_kind == "column-related"]
     assert related
     for t in related:
-        kind = t.metadata["entity_kind"]
-        assert t.metadata["requested"] in WORLD_ATTRIBUTES[kind], t.utterance
+        kind, cue = t.metadata["entity_kind"], t.metadata.get("entity_cue")
+        assert t.metadata["requested"] in attributes_of(kind, cue), t.utterance
     unrelated = [t for t in tasks if t.unanswerable_kind == "column-unrelated"]
-    for t in unrelated:  # another kind's attribute
-        assert t.metadata["requested"] not in WORLD_ATTRIBUTES[t.metadata["entity_kind"]]
+    for t in unrelated:  # the same kind's attribute, never another kind's ("the mayor of a book")
+        kind, cue = t.metadata["entity_kind"], t.metadata.get("entity_cue")
+        assert t.metadata["requested"] in plausible(kind, cue), t.utterance
 
 
 def test_entity_kinds() -> None:

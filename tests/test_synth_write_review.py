@@ -121,11 +121,14 @@ def test_write_tasks_a_reviewer_keeps(db: Path) -> None:
                     kinds.add("update")
                     new, old = float(m.group(1)), savings[int(m.group(2))]
                     assert 0.5 * old <= new <= 1.5 * old, t.utterance
-                m = re.fullmatch(r'UPDATE "(\w+)" SET "(\w+)" = ([\d.]+) WHERE .* < ([\d.]+)', act)
-                if m and t.underspecs:  # a scope write: near the rows it changes
+                # never one arbitrary number over a range of rows ("... below 1.98 to 1.43")
+                assert not re.fullmatch(r"UPDATE .* = [\d.]+ WHERE .* < [\d.]+", act), act
+                m = re.fullmatch(
+                    r'UPDATE "(\w+)" SET "(\w+)" = ROUND\("\2" \* ([\d.]+), 2\) .*', act
+                )
+                if m and t.underspecs:  # a scope write: a price raised or lowered by a share
                     kinds.add("scope")
-                    new, bound = float(m.group(3)), float(m.group(4))
-                    assert 0.5 * bound <= new <= 1.5 * bound, t.utterance
+                    assert 0.75 <= float(m.group(3)) <= 1.25 and "percent" in t.utterance
             for u in t.underspecs:
                 if u.label.slot == "table":
                     kinds.add("family")

@@ -125,7 +125,17 @@ class FixedSimulator(UserSimulator):
         return out
 
     def render(self, u: Underspec) -> str:
-        tpl = self.templates.get(u.label.kind, "{value}")
+        """The reply revealing ``u``: its kind's template, or, where the value's problem is not
+        the one its kind names (a misspelled ``not-exist`` name, a cut-off ``Error`` value:
+        :func:`~clarisql.envs.simulators.gate.kinds.value_problem`), the template of a kind
+        that names it ("Sorry, I got the name wrong: I meant ...", "The full name is ...")."""
+        from clarisql.envs.simulators.gate.kinds import KIND_PROBLEM, WRONG, value_problem
+
+        kind = u.label.kind
+        problem = value_problem(kind, u.label.content, u.value)
+        if problem is not None and problem != KIND_PROBLEM[kind]:
+            kind = "Error" if problem == WRONG else "not-exist"
+        tpl = self.templates.get(kind, "{value}")
         slot = self.slot_names.get(u.label.slot, u.label.slot) or "value"
         return tpl.format(value=u.value, slot=slot, content=u.label.content)
 

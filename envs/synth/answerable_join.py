@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.column_roles import agg_names
 from clarisql.envs.synth.names import split_name
-from clarisql.envs.synth.phrasing import JOIN_LIST, pick, plural, singular
+from clarisql.envs.synth.phrasing import (
+    JOIN_LIST,
+    JOIN_LIST_OWN,
+    key_words,
+    pick,
+    plural,
+    singular,
+)
 from clarisql.envs.synth.templates import (
     AGG_WORDS,
     LARGE_TABLE,
@@ -93,13 +100,17 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
         Sel(s.ref(), distinct=True).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
     )
     ln, rn = _names(j)
+    attr = human(s.name)
+    frames = JOIN_LIST
+    if singular(attr).lower() == singular(ln).lower():  # "the addresses of the addresses"
+        frames = JOIN_LIST_OWN
     q = pick(
-        JOIN_LIST,
+        frames,
         cx.rng,
-        attr=human(s.name),
+        attrs=plural(attr),
         rows=ln,
         subjs=rn,
-        key=human(d.name),
+        key=key_words(human(d.name), singular(rn)),
         v=show(v),
     )
     return cx.draft(
@@ -171,8 +182,11 @@ def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | 
 def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     d, k = cx.pick(desc), cx.rng.randint(1, 3)
     nc, ph, nf = cx.narrow(cx.roles[fk.table], ())
+    # a describing column two rows share (a first name) cannot tell them apart: the key is listed
+    ident = [] if d.unique else [f"{key.ref()} AS id"]
     inner = (
         Sel(
+            *ident,
             f"{d.ref()} AS item",
             "COUNT(*) AS n",
             "DENSE_RANK() OVER (ORDER BY COUNT(*) DESC) AS rk",
@@ -182,12 +196,13 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
         .where(present(d), *nc)
         .group(key.ref(), d.ref())
     )
-    sel = Sel("item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
+    sel = Sel(*(["id"] if ident else []), "item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
     ln, rn = _names(j)
     top = "count" if k == 1 else f"{k} counts"
+    said = f"{human(key.name)}, {human(d.name)}" if ident else human(d.name)
     q = (
         f"Which {rn} have the highest {top} of {ln}{ph}? "
-        f"Give their {human(d.name)} and the number of {ln} (all ties)."
+        f"Give their {said} and the number of {ln} (all ties)."
     )
     return cx.draft(
         sel,

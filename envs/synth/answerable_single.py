@@ -20,13 +20,14 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    agg_words,
+    key_words,
     pick,
     plural,
     quote,
     singular,
 )
 from clarisql.envs.synth.templates import (
-    AGG_WORDS,
     SCOPE_WORDS,
     Roles,
     Sel,
@@ -49,8 +50,11 @@ def scope_of(c: ColumnProfile, v: Any) -> tuple[str, str, Any] | None:
 
 
 def shown(r: Roles) -> ColumnProfile | None:
-    """The column that names a row in answers: a label, else a key, else None."""
-    return (r.labels or r.keys or [None])[0]
+    """The column that names a row in answers: a label unique on the data, else a key, else a
+    label (rows a listed answer cannot tell apart, "Sidney" seven times, teach nothing), else
+    None."""
+    unique = [c for c in (*r.labels, *r.keys) if c.unique]
+    return (unique or r.labels or r.keys or [None])[0]
 
 
 # --- single-table makers ----------------------------------------------------------------------
@@ -100,6 +104,9 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if v is None:
         return None
     sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
+    got = cx.v.rows(sel.sql())
+    if got and len({tuple(x) for x in got}) < len(got):
+        return None  # rows the answer cannot tell apart ("Sidney" seven times)
     subj = singular(_t(r))
     q = pick(
         ATTR_WHERE,
@@ -107,7 +114,7 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         attr=human(lab.name),
         subj=subj,
         subjs=plural(subj),
-        key=human(d.name),
+        key=key_words(human(d.name), subj),
         v=quote(v),
     )
     f = [(d.table, d.name, "=", v)]
@@ -147,7 +154,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
         cx.rng,
         attr=human(m.name),
         subj=singular(_t(r)),
-        key=human(lab.name),
+        key=key_words(human(lab.name), singular(_t(r))),
         v=quote(v),
     )
     f = [(lab.table, lab.name, "=", v)]
@@ -158,8 +165,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
 
 def _ask(agg: str, m: ColumnProfile) -> str:
     """``the average unit price`` (as the underspecified aggregates say it)."""
-    word, mw = AGG_WORDS[agg], human(m.name)
-    return f"the {word} of the {mw}" if word in mw.split() else f"the {word} {mw}"
+    return agg_words(agg, human(m.name))
 
 
 def _filter(cx: DraftContext, d: ColumnProfile, v: Any) -> str:

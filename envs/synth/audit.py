@@ -20,10 +20,15 @@ Contract
     within two edits of it: an agent resolves it without asking;
   - ``raw-column-token``: the question holds a raw identifier (``points_max``, ``playerID``) or
     a name that cannot be put in words (``G``) outside quotes;
-  - ``listed-answer-without-identifier``: an answer of several rows and columns none of which
-    says which row it is (an identifier, code, name or the group key);
+  - ``listed-answer-without-identifier``: a plain listing (no DISTINCT, GROUP BY or aggregate)
+    whose rows repeat ("Sidney" seven times: an address or city is no identifier), or an
+    answer of several rows and columns none of which says which row it is (an identifier,
+    code, name or the group key);
   - ``list-column-as-category``: a column of joined items (``Trailers,Behind the Scenes``,
-    role ``list``) grouped by or compared with ``=`` as if each value were one category;
+    role ``list``, or values that read as credits, :func:`credit_list`: ``Bill Gould/Mike
+    Bordin/Mike Patton``) grouped by or compared with ``=`` as if each value were one category
+    (unless the column is unique: an artist's own name), or a name clarification whose gold is
+    one whole member list;
   - ``write-row-not-identified``: a well-specified update or delete (or one whose only label is
     a misspelled name) that picks its rows by a column not unique on the data (``WHERE
     birth_city = 'Big River'`` changes every person born there);
@@ -32,7 +37,21 @@ Contract
     table's range and outside every other's (:func:`~.layers.writes.reveals_table`);
   - ``helper-table-subject``: a task whose gold, literal reading, tables or requested attribute
     is about a helper table (a calendar or number sequence,
-    :func:`~.discover.helper_tables`; the lake's ``helpers``).
+    :func:`~.discover.helper_tables`; the lake's ``helpers``);
+  - ``swap-between-unrelated-rows``: a write of two UPDATEs that exchange one column's values
+    between two rows that share no parent reference or category value, or that exchange a
+    measure (two tracks' sizes);
+  - ``bulk-update-to-one-value``: an UPDATE that sets a measure to one literal number over rows
+    not picked by a unique column ("change the total of all its invoices below 1.98 to 1.43");
+  - ``write-breaks-derived-total``: an UPDATE of a column that is a total over other rows, or
+    one of its terms (:func:`~.layers.writes.derived_columns`: ``invoices.Total`` = the sum of
+    its lines), so the data no longer adds up;
+  - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total");
+  - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
+    ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
+    Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
+- ``unanswerable-with-matching-column`` counts the tables the declared foreign keys reach as
+  reachable too, whatever their columns' names (``current_address`` -> ``addresses``).
 - The checks parse the gold with sqlglot and run statements through the
   :class:`~.verify.Verifier` (the same sandbox and step budget), so the audit is deterministic.
 - :func:`review_sheet` picks a stratified sample (the same number per category, seeded) with
@@ -54,7 +73,7 @@ from sqlglot import exp
 
 from clarisql.envs.synth.column_roles import column_role, summable
 from clarisql.envs.synth.discover import name_similarity
-from clarisql.envs.synth.names import speakable
+from clarisql.envs.synth.names import in_words, speakable, split_name
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
 from clarisql.envs.synth.verify import Verifier, same_answer
 from clarisql.envs.tasks import Task
@@ -71,11 +90,22 @@ FLAWS = (
     "write-row-not-identified",
     "which-table-given-away",
     "helper-table-subject",
+    "swap-between-unrelated-rows",
+    "bulk-update-to-one-value",
+    "write-breaks-derived-total",
+    "doubled-noun",
+    "non-english-identifier",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
 _RAW = re.compile(r"[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]+\d+[A-Za-z]*")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+#: an aggregate or attribute noun said twice over ("the total of the total")
+_DOUBLED = re.compile(r"\b(\w{3,}) of (?:the |all (?:the )?|its |their |every |each )?\1s?\b", re.I)
+#: what separates the members of a credit or list value ("A/B/C", "A, B & C", "A; B")
+_LIST_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
+#: languages a schema's words are compared against English in (wordfreq's codes)
+_OTHER_LANGUAGES = ("de", "fr", "es", "it", "pt", "nl")
 
 
 @dataclass
@@ -85,8 +115,13 @@ class AuditReport:
     tasks: Counter = field(default_factory=Counter)  # category -> tasks read
     flaws: dict[str, Counter] = field(default_factory=lambda: {f: Counter() for f in FLAWS})
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _seen: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     def add(self, flaw: str, task: Task, why: str) -> None:
+        """Count ``task`` once per flaw, whichever check finds it first."""
+        if (flaw, task.id) in self._seen:
+            return
+        self._seen.add((flaw, task.id))
         self.flaws[flaw][task.category] += 1
         if len(self.examples[flaw]) < 5:
             self.examples[flaw].append(f"{task.id}: {why} | {task.utterance}")
@@ -185,6 +220,15 @@ class Auditor:
             if _RAW.fullmatch(n)
         }
         self.unspeakable = {c.name for t in lake.tables for c in t.columns if not speakable(c.name)}
+        self._lists: dict[tuple[str, str], bool] = {}
+        self._derived: set[tuple[str, str]] | None = None
+        self._refs: list | None = None
+        self.foreign = foreign_words(
+            w
+            for t in lake.tables
+            for n in (t.name, *(c.name for c in t.columns))
+            for w in split_name(n)
+        )
 
     def _foreign_keys(self) -> set[tuple[tuple[str, str], tuple[str, str]]]:
         out = set()
@@ -229,8 +273,12 @@ class Auditor:
             self._unanswerable(task, report)
         self._typos(task, report)
         self._helpers(task, report)
+        self._credits(task, report)
+        self._doubled(task, report)
+        self._foreign(task, report)
         if task.writable:
             self._writes(task, report)
+            self._write_sense(task, report)
 
     def _writes(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.common import families
@@ -363,7 +411,7 @@ class Auditor:
                     c = self.schema.resolve(g, names, aliases)
                     if c is not None and (c.table, c.name) in aggregated:
                         report.add("group-by-aggregated-column", task, f"GROUP BY {c.name}")
-                    if c is not None and self.schema.role(c) == "list":
+                    if c is not None and self.is_list(c) and not self.unique(c):
                         report.add("list-column-as-category", task, f"GROUP BY {c.name}")
             for eq in sel.find_all(exp.EQ):
                 if eq.find_ancestor(exp.Select) is not sel:
@@ -371,12 +419,24 @@ class Auditor:
                 col = _unwrap(eq.this)
                 if isinstance(col, exp.Column) and isinstance(_unwrap(eq.expression), exp.Literal):
                     c = self.schema.resolve(col, names, aliases)
-                    if c is not None and self.schema.role(c) == "list":
+                    if c is not None and self.is_list(c) and not self.unique(c):
                         report.add("list-column-as-category", task, f"{c.name} = a value")
 
     def _listing(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         rows = self.v.rows(task.gold_sql or "")
-        if not rows or len(rows) < 2 or len(rows[0]) < 2 or not isinstance(tree, exp.Select):
+        if not rows or len(rows) < 2 or not isinstance(tree, exp.Select):
+            return
+        plain = not tree.args.get("distinct") and not tree.args.get("group")
+        if plain and not any(e.find(exp.AggFunc) for e in tree.expressions):
+            repeated = len(rows) - len({tuple(r) for r in rows})
+            if repeated:  # rows nobody can tell apart: "Sidney" seven times, no invoice
+                report.add(
+                    "listed-answer-without-identifier",
+                    task,
+                    f"{len(rows)} rows, {repeated} repeats",
+                )
+                return
+        if len(rows[0]) < 2:
             return
         inner = {
             a.alias.lower(): a.this
@@ -409,10 +469,11 @@ class Auditor:
             if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
                 report.add("raw-column-token", task, name)
                 return
-        for name in self.unspeakable:
-            if re.search(rf"\bthe {re.escape(name)}\b", text):
-                report.add("raw-column-token", task, name)
-                return
+        for name in self.unspeakable:  # (as written, or split into its words)
+            for form in dict.fromkeys((name, in_words(name))):
+                if re.search(rf"\bthe {re.escape(form)}\b", text, re.I):
+                    report.add("raw-column-token", task, name)
+                    return
 
     def _unanswerable(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.unanswerable import absent
@@ -435,9 +496,157 @@ class Auditor:
                 # TrustSQL's column-surface kind: the column exists, but in a table the one
                 # asked about cannot reach; only the tables it reaches count
                 near = set().union(*(gen.reachable(self.lake.table(t)) for t in asked))
+                near |= self.fk_reach(asked)  # declared keys link whatever their names
                 tables = [t for t in tables if t.name in near]
         if not absent(attr, tables, self.semantic):
             report.add("unanswerable-with-matching-column", task, attr)
+
+    def fk_reach(self, tables: Sequence[str]) -> set[str]:
+        """Tables the declared foreign keys link ``tables`` to, in any number of steps."""
+        seen, frontier = set(tables), set(tables)
+        while frontier:
+            nxt = set()
+            for (a, _), (b, _) in self._declared:
+                if a in frontier and b not in seen:
+                    nxt.add(b)
+                if b in frontier and a not in seen:
+                    nxt.add(a)
+            seen |= nxt
+            frontier = nxt
+        return seen
+
+    def is_list(self, c: ColumnProfile) -> bool:
+        """A column of joined items (role ``list``), or a text column whose values read as
+        lists of names (:func:`credit_list`: ``Bill Gould/Mike Bordin/Mike Patton``)."""
+        key = (c.table, c.name)
+        if key not in self._lists:
+            self._lists[key] = self.schema.role(c) == "list" or (
+                c.kind == "text" and credit_list(self.values(c))
+            )
+        return self._lists[key]
+
+    def _credits(self, task: Task, report: AuditReport) -> None:
+        """A name clarification whose gold is one whole member list of a list column."""
+        for u in task.underspecs:
+            if u.label.kind not in ("not-exist", "Error") or not isinstance(u.value, str):
+                continue
+            cols = [
+                c
+                for t in self.lake.tables
+                for c in t.columns
+                if c.name == u.label.slot and c.kind == "text"
+            ]
+            if any(self.is_list(c) for c in cols) and len(_LIST_SEP.split(u.value)) >= 2:
+                report.add("list-column-as-category", task, f"{u.label.slot} -> {u.value!r}")
+                return
+
+    def _doubled(self, task: Task, report: AuditReport) -> None:
+        m = _DOUBLED.search(_QUOTED.sub(" ", task.utterance))
+        if m:
+            report.add("doubled-noun", task, m.group(0))
+
+    def _foreign(self, task: Task, report: AuditReport) -> None:
+        """A word of the schema that is not English (:func:`foreign_words`) in the question,
+        outside quotes, with or without an English plural glued on."""
+        if not self.foreign:
+            return
+        text = _QUOTED.sub(" ", task.utterance).casefold()
+        for w in sorted(self.foreign):
+            if re.search(rf"(?<!\w){re.escape(w)}(?:s|es|n|en|e)?(?!\w)", text):
+                report.add("non-english-identifier", task, w)
+                return
+
+    def derived(self) -> set[tuple[str, str]]:
+        if self._derived is None:
+            from clarisql.envs.synth.layers.writes import derived_columns, references
+
+            self._refs = references(self.lake, self.v)
+            self._derived = derived_columns(self.lake, self.v, self._refs)
+        return self._derived
+
+    def _write_sense(self, task: Task, report: AuditReport) -> None:
+        """Writes no user asks for: two rows that have nothing in common (or a measure) swapped,
+        a range of rows all set to one number, a total of other rows changed alone."""
+        trees = [_parse(a) for a in task.gold_actions]
+        ups = [t for t in trees if isinstance(t, exp.Update)]
+        found: set[str] = set()
+        for up in ups:
+            tname = up.this.name if isinstance(up.this, exp.Table) else ""
+            for eq in up.expressions:
+                col = eq.this if isinstance(eq, exp.EQ) else None
+                if not isinstance(col, exp.Column):
+                    continue
+                c = self.schema.resolve(col, [tname], {})
+                if c is None:
+                    continue
+                if (c.table, c.name) in self.derived() and "derived" not in found:
+                    found.add("derived")
+                    report.add("write-breaks-derived-total", task, f"SET {c.name}")
+                literal = isinstance(_unwrap(eq.expression), exp.Literal)
+                if literal and "bulk" not in found and self.schema.role(c) == "measure":
+                    if not self._one_row(up, tname):
+                        found.add("bulk")
+                        report.add("bulk-update-to-one-value", task, up.sql()[:80])
+        if len(ups) == 2 and len(trees) == 2:
+            self._swap(task, ups, report)
+
+    def _one_row(self, up: exp.Update, tname: str) -> bool:
+        where = up.args.get("where")
+        for e in where.find_all(exp.EQ) if where else ():
+            if isinstance(e.this, exp.Column) and isinstance(_unwrap(e.expression), exp.Literal):
+                c = self.schema.resolve(e.this, [tname], {})
+                if c is not None and self.unique(c):
+                    return True
+        return False
+
+    def _swap(self, task: Task, ups: list[exp.Update], report: AuditReport) -> None:
+        sets, keys = [], []
+        for up in ups:
+            tname = up.this.name if isinstance(up.this, exp.Table) else ""
+            where = up.args.get("where")
+            eqs = [
+                e
+                for e in (where.find_all(exp.EQ) if where else ())
+                if isinstance(e.this, exp.Column)
+            ]
+            if len(up.expressions) != 1 or len(eqs) != 1:
+                return
+            sets.append((tname, up.expressions[0].this.name, _unwrap(up.expressions[0].expression)))
+            keys.append((eqs[0].this.name, _unwrap(eqs[0].expression)))
+        (ta, ca, va), (tb, cb, vb) = sets
+        if (ta, ca) != (tb, cb) or keys[0][0] != keys[1][0]:
+            return
+        k = keys[0][0]
+        rows = self.v.rows(
+            f"SELECT * FROM {quote_ident(ta)} WHERE {quote_ident(k)} IN "
+            f"({keys[0][1].sql()}, {keys[1][1].sql()})"
+        )
+        t = self.lake.table(ta)
+        if not rows or len(rows) != 2:
+            return
+        i = [c.name for c in t.columns].index(ca)
+        if (
+            {str(rows[0][i]), str(rows[1][i])} != {str(va.to_py()), str(vb.to_py())}
+            if isinstance(va, exp.Literal) and isinstance(vb, exp.Literal)
+            else True
+        ):
+            return  # not an exchange of the two rows' values
+        c = t.column(ca)
+        if self.schema.role(c) == "measure":
+            report.add("swap-between-unrelated-rows", task, f"swaps a measure {ca}")
+            return
+        self.derived()  # (fills the references)
+        refs = {s[0] for child, s, _, _ in self._refs or [] if child == ta and len(s) == 1}
+        shared = [
+            x.name
+            for j, x in enumerate(t.columns)
+            if x.name not in (ca, k)
+            and (x.name in refs or self.schema.role(x) == "category")
+            and rows[0][j] is not None
+            and rows[0][j] == rows[1][j]
+        ]
+        if not shared:
+            report.add("swap-between-unrelated-rows", task, f"{ca}: rows share no parent or group")
 
     def _typos(self, task: Task, report: AuditReport) -> None:
         for u in task.underspecs:
@@ -467,6 +676,48 @@ class Auditor:
                 if near == [gold]:
                     report.add("typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}")
                     return
+
+
+def credit_list(values: Sequence[str], share: float = 0.05, least: int = 3) -> bool:
+    """Whether a column's distinct ``values`` read as lists of names (credits such as
+    ``Bill Gould/Mike Bordin/Mike Patton`` or ``A, B & C``): at least ``least`` values and
+    ``share`` of them split (on ``/ , & ; |``) into three or more short parts (one to four
+    words each), some values are one part alone, and at least ``least`` parts recur in two or
+    more values. A ``Last, First`` name has two parts always, so it is no list."""
+    if not values:
+        return False
+    many, single, seen = 0, 0, Counter()
+    for v in values:
+        parts = [p for p in _LIST_SEP.split(str(v)) if p]
+        if len(parts) >= 3 and all(1 <= len(p.split()) <= 4 for p in parts):
+            many += 1
+            seen.update(set(p.casefold() for p in parts))
+        elif len(parts) == 1:
+            single += 1
+    recurring = sum(1 for n in seen.values() if n >= 2)
+    return many >= least and many >= share * len(values) and single > 0 and recurring >= least
+
+
+def foreign_words(words: Any, gap: float = 1.5, floor: float = 3.0) -> set[str]:
+    """The words (>= 4 letters, case-folded) that are not English: rarer in English than
+    ``floor`` on wordfreq's Zipf scale and at least ``gap`` more frequent in one of
+    :data:`_OTHER_LANGUAGES` (``stadt``, ``zeile``, ``abschrift``; never ``land`` or ``suite``).
+    Empty when wordfreq is not installed (``pip install 'clarisql[synth]'``)."""
+    try:
+        from wordfreq import zipf_frequency
+    except ImportError:  # pragma: no cover - depends on the installation
+        return set()
+    out = set()
+    for w in {str(x).casefold() for x in words}:
+        if len(w) < 4 or not w.isalpha():
+            continue
+        en = zipf_frequency(w, "en")
+        if en >= floor:
+            continue
+        other = max(zipf_frequency(w, lang) for lang in _OTHER_LANGUAGES)
+        if other >= floor and other - en >= gap:
+            out.add(w)
+    return out
 
 
 def audit_tasks(

@@ -133,12 +133,22 @@ def _family(kind: str) -> str:
     return "num" if kind in ("integer",) else ("text" if kind in ("text", "date") else "")
 
 
-def _join_candidates(lake: LakeProfile) -> list[ColumnProfile]:
+def _join_candidates(
+    lake: LakeProfile, declared: frozenset[tuple[str, str]] = frozenset()
+) -> list[ColumnProfile]:
+    """Columns that may join: informative ones with >= 3 values, and every column a declared
+    foreign key names, whatever its profile (a small table's ``current_address`` holding 9
+    values in 15 rows is OrQA-low-information, and still how students reach addresses)."""
     return [
         c
         for t in lake.tables
-        for c in t.usable()
-        if _family(c.kind) and c.distinct >= 3 and c.distinct <= MAX_VALUES
+        for c in t.columns
+        if _family(c.kind)
+        and c.distinct <= MAX_VALUES
+        and (
+            (not c.low_information and c.distinct >= 3)
+            or ((c.table, c.name) in declared and c.distinct >= 1)
+        )
     ]
 
 
@@ -168,7 +178,7 @@ def _join_pair(
 ) -> JoinPair | None:
     if lc.table == rc.table or _family(lc.kind) != _family(rc.kind) or not lv:
         return None
-    if lc.distinct < 3:
+    if lc.distinct < (1 if declared else 3):
         return None
     keyness = rc.distinct / max(1, round(rc.rows * (1 - rc.missing)))
     sim = 1.0 if declared else name_similarity(lc, rc)  # a declared foreign key needs no name
@@ -221,13 +231,14 @@ def find_joins(
 ) -> list[JoinPair]:
     """Joinable pairs (see the module docstring)."""
     stats = stats or DiscoveryStats()
-    cols = _join_candidates(lake)
-    stats.columns = len(cols)
     conn = apsw.Connection(
         f"file:{Path(lake.db_path)}?mode=ro",
         flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
     )
     try:
+        keyed = frozenset(x for pair in _foreign_keys(conn, lake) for x in pair)
+        cols = _join_candidates(lake, keyed)
+        stats.columns = len(cols)
         values = [_values(conn, c) for c in cols]
         unique = [_is_unique(conn, c, v) for c, v in zip(cols, values)]
         primary = _primary_keys(conn, lake)

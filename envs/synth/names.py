@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 ABBREVIATIONS: dict[str, str] = {
     "abbr": "abbreviation", "acct": "account", "addr": "address", "adj": "adjusted",
@@ -52,7 +53,7 @@ ABBREVIATIONS: dict[str, str] = {
     "uom": "unit of measure", "usr": "user", "val": "value", "veh": "vehicle", "vol": "volume",
     "wt": "weight", "yr": "year", "yrs": "years", "dep": "departure", "arr": "arrival",
     "url": "URL", "uuid": "UUID", "iso": "ISO", "gdp": "GDP", "vat": "VAT", "sku": "SKU",
-    "ssn": "SSN", "zip": "ZIP code", "iata": "IATA code", "icao": "ICAO code", "isbn": "ISBN",
+    "ssn": "SSN", "gpa": "GPA", "mpg": "miles per gallon", "gnp": "GNP", "zip": "ZIP code", "iata": "IATA code", "icao": "ICAO code", "isbn": "ISBN",
     "ip": "IP address", "os": "operating system", "fk": "foreign key", "pk": "primary key",
 }  # fmt: skip
 UNITS: dict[str, str] = {
@@ -172,6 +173,14 @@ def split_name(name: str) -> list[str]:
 TABLE_PREFIXES = frozenset({"tbl", "ztbl", "tb", "vw", "tbl_", "dim", "fact"})
 
 
+#: a name that is only a unit says what it measures in (``Milliseconds`` of a track)
+UNIT_NAMES = {
+    "milliseconds": "length in milliseconds", "seconds": "duration in seconds",
+    "minutes": "duration in minutes", "hours": "duration in hours", "bytes": "size in bytes",
+    "kilobytes": "size in kilobytes", "megabytes": "size in megabytes",
+}  # fmt: skip
+
+
 @lru_cache(maxsize=16384)
 def in_words(name: str, table: str | None = None) -> str:
     """The name as a user would say it (see the module docstring)."""
@@ -179,6 +188,8 @@ def in_words(name: str, table: str | None = None) -> str:
     if described is not None:
         return described
     parts = split_name(name)
+    if len(parts) == 1 and parts[0] in UNIT_NAMES:
+        return UNIT_NAMES[parts[0]]
     if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
         parts = parts[1:]
     out: list[str] = []
@@ -194,6 +205,107 @@ def in_words(name: str, table: str | None = None) -> str:
     return " ".join(out) or name
 
 
+#: month and day names (word lists hold them capitalised, so their lower case counts are low)
+CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+#: the language questions are written in, and languages whose words a schema may use instead
+#: (word lists shipped with ``pyspellchecker``, with each word's frequency in running text)
+QUESTION_LANGUAGE = "en"
+OTHER_LANGUAGES = ("de", "es", "fr", "it", "pt", "nl")
+#: a word at least this frequent in the question language's list is a word of it
+COMMON_COUNT = 500
+#: below this it is no word of it (a typo, a name, a foreign word that leaked into the list)
+RARE_COUNT = 20
+#: between the two, a word this many times more frequent (relative to each list's size) in
+#: another language is that language's word (``ort``, ``tod``, ``datum``)
+FOREIGN_RATIO = 10.0
+
+
+@lru_cache(maxsize=8)
+def _word_counts(lang: str) -> Any:
+    from spellchecker import SpellChecker  # (loaded on first use)
+
+    return SpellChecker(language=lang, distance=1).word_frequency
+
+
+def _count(lang: str, w: str) -> int:
+    wf = _word_counts(lang)
+    return int(wf[w]) if w in wf else 0
+
+
+def _rel(lang: str, w: str) -> float:
+    return _count(lang, w) / max(1, _word_counts(lang).total_words)
+
+
+@lru_cache(maxsize=65536)
+def language_word(w: str) -> bool:
+    """Whether ``w`` (lower case, letters) is a word of :data:`QUESTION_LANGUAGE`: common in its
+    word list (``genre``, ``playlist`` as ``play`` + ``list``), or present and not many times
+    more frequent in another language's list. ``hauptfach``, ``lebenserwartung``, ``gehalt``,
+    ``ofsplit`` are not. Plurals count as their singular (``genres``)."""
+    if w in CALENDAR_WORDS or _known(w):
+        return True
+    bare = _unaccented(w)  # (``région`` is a region; ``länder`` is German, not ``lander``)
+    if bare != w and _count(QUESTION_LANGUAGE, bare) >= COMPOUND_COUNT:  # a common word
+        own = _rel(QUESTION_LANGUAGE, bare)
+        return all(_rel(lang, w) <= FOREIGN_RATIO * own for lang in OTHER_LANGUAGES)
+    from clarisql.envs.synth.phrasing import singular
+
+    one = singular(w)
+    if one != w and _known(one):
+        return True
+    return _compound(w)
+
+
+def _unaccented(w: str) -> str:
+    import unicodedata
+
+    if w.isascii():
+        return w
+    return "".join(ch for ch in unicodedata.normalize("NFKD", w) if not unicodedata.combining(ch))
+
+
+def _known(w: str, common_only: bool = False) -> bool:
+    n = _count(QUESTION_LANGUAGE, w)
+    if n >= COMMON_COUNT:
+        return True
+    if common_only or n < RARE_COUNT:
+        return False
+    own = _rel(QUESTION_LANGUAGE, w)
+    return all(_rel(lang, w) <= FOREIGN_RATIO * own for lang in OTHER_LANGUAGES)
+
+
+#: a part of a compound must be at least this frequent (``hers`` + ``teller`` is no reading
+#: of ``hersteller``, which another language's list holds anyway)
+COMPOUND_COUNT = 2000
+
+
+def _compound(w: str, depth: int = 0) -> bool:
+    """Two or three common words written together (``playlist``, ``hoteldetails``,
+    ``yearid``): each part of at least four letters (or a lexicon abbreviation at the end),
+    and the whole no word of another language (``hersteller``)."""
+    if depth > 2 or len(w) < 6:
+        return False
+    if depth == 0 and any(_count(lang, w) >= RARE_COUNT for lang in OTHER_LANGUAGES):
+        return False
+    for i in range(4, len(w) - 1):
+        head, rest = w[:i], w[i:]
+        if _count(QUESTION_LANGUAGE, head) < COMPOUND_COUNT:
+            continue
+        if rest in ABBREVIATIONS or (
+            len(rest) >= 4 and _count(QUESTION_LANGUAGE, rest) >= COMPOUND_COUNT
+        ):
+            return True
+        if _compound(rest, depth + 1):
+            return True
+    return False
+
+
+_LATIN = re.compile(r"^[a-zà-öø-ÿß]+$")
+
+
 @lru_cache(maxsize=16384)
 def speakable(name: str, table: str | None = None) -> bool:
     """Whether the name can be put in words (see the module docstring)."""
@@ -201,13 +313,33 @@ def speakable(name: str, table: str | None = None) -> bool:
         return True
     parts = split_name(name)
     for i, w in enumerate(parts):
-        if w.isdigit() or w in ABBREVIATIONS or w in SHORT_WORDS or not w.isascii():
-            continue  # (a word in another script, 学生, is not judged by Latin vowels)
+        if w.isdigit() or w in ABBREVIATIONS or w in SHORT_WORDS:
+            continue
+        if not _LATIN.match(w):
+            continue  # (a word in another script, 学生, is not judged by a Latin word list)
         if i > 0 and w in UNITS:
             continue
         if len(w) <= 2 or not _VOWEL.search(w):
             return False
+        if not language_word(w):  # a word of another language (``hauptfach``) or none
+            return False
     return True
+
+
+@lru_cache(maxsize=4096)
+def table_speakable(name: str) -> bool:
+    """Whether a table's name can be put in words (:func:`speakable`, its type prefix left
+    out: ``tblEmployees`` is, ``adressen`` and ``kurse`` are not)."""
+    if description(name) is not None:
+        return True
+    parts = split_name(name)
+    if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
+        parts = parts[1:]
+    # the words of the name decide; a letter or number beside them (``shop "x" sales``) does not
+    ws = [w for w in parts if len(w) >= 3 and w.isalpha()]
+    if not ws:
+        return speakable("_".join(parts))
+    return all(w in ABBREVIATIONS or not _LATIN.match(w) or language_word(w) for w in ws)
 
 
 def table_prefixed(columns: Mapping[str, list[str]]) -> dict[str, str]:
@@ -257,7 +389,7 @@ ENTITY_CUES: dict[str, frozenset[str]] = {
          "organisation organization agency institution bank supplier manufacturer publisher "
          "label studio hospital church party league division unit band orchestra"),
         ("product", "product item part good merchandise wine beer dish food drink ingredient "
-         "device phone computer toy furniture equipment asset stock inventory tool"),
+         "device phone computer toy furniture equipment asset tool"),
         ("work", "track song album film movie book playlist show episode game painting artwork "
          "photo video course lesson program programme article paper recording "
          "podcast"),
@@ -281,22 +413,21 @@ WORLD_ATTRIBUTES: dict[str, tuple[str, ...]] = {
                "marital status", "preferred language", "place of birth", "hire date",
                "emergency contact", "website"),
     "place": ("population", "time zone", "area in square kilometres", "elevation",
-              "postal code", "year founded", "mayor", "average rainfall", "latitude",
+              "postal code", "year founded", "average rainfall", "latitude",
               "official language", "dialling code"),
-    "site": ("opening hours", "phone number", "floor area", "number of floors", "year built",
-             "manager", "capacity", "website", "parking spaces", "wheelchair access",
+    "site": ("opening time", "phone number", "floor area", "number of floors", "year built",
+             "manager", "capacity", "website", "number of parking spaces", "wheelchair access",
              "email address"),
     "address": ("postal code", "latitude", "longitude", "time zone", "floor number",
-                "delivery instructions", "country code", "building name"),
+                "delivery note", "country code", "building name"),
     "organisation": ("year founded", "number of employees", "headquarters address",
                      "website", "phone number", "budget", "annual revenue", "founder",
                      "motto", "email address", "stock ticker"),
     "product": ("weight", "colour", "size", "release date", "manufacturer", "customer rating",
                 "warranty period", "country of origin", "barcode", "shelf life",
                 "list price", "discontinued date", "supplier"),
-    "work": ("release date", "language", "publisher", "rating", "number of reviews",
-             "running time", "copyright holder", "budget", "award count", "age rating",
-             "original title", "theme", "isbn"),
+    "work": ("release date", "language", "rating", "number of reviews", "copyright holder",
+             "award count", "original title"),
     "transaction": ("payment method", "discount", "tax amount", "shipping cost", "currency",
                     "due date", "status", "delivery date", "sales channel", "coupon code",
                     "approval date", "cancellation reason"),
@@ -319,6 +450,97 @@ def _singular_word(w: str) -> str:
     if w.endswith("s") and not w.endswith(("ss", "us", "is")):
         return w[:-1]
     return w
+
+
+#: cue word -> attributes only that kind of entity has in the world (used instead of its
+#: kind's :data:`WORLD_ATTRIBUTES` where the kind is too broad: a track has no ISBN, a country
+#: no mayor, a course no running time)
+CUE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "city": ("population", "mayor", "time zone", "elevation", "average rainfall",
+             "area in square kilometres", "year founded", "dialling code", "twin town"),
+    "town": ("population", "mayor", "time zone", "elevation", "year founded", "twin town"),
+    "country": ("population", "head of state", "national anthem", "time zone",
+                "official language", "dialling code", "area in square kilometres",
+                "national dish", "independence day"),
+    "track": ("release date", "lyricist", "tempo", "number of plays", "music video link",
+              "chart position", "copyright holder", "key signature"),
+    "song": ("release date", "lyricist", "tempo", "number of plays", "music video link",
+             "chart position", "copyright holder", "key signature"),
+    "album": ("release date", "record label", "producer", "cover artist", "chart position",
+              "number of plays", "copyright holder"),
+    "playlist": ("number of followers", "creator", "cover image", "last played date",
+                 "description"),
+    "film": ("release date", "budget", "box office takings", "original language",
+             "filming location", "age rating", "number of reviews", "copyright holder",
+             "original title", "director"),
+    "movie": ("release date", "budget", "box office takings", "original language",
+              "filming location", "age rating", "number of reviews", "copyright holder",
+              "original title", "director"),
+    "book": ("publisher", "isbn", "number of pages", "original language", "translator",
+             "release date", "copyright holder", "number of reviews"),
+    "course": ("syllabus", "teaching language", "number of places", "classroom",
+               "reading list", "exam date", "workload in hours"),
+    "class": ("syllabus", "teaching language", "classroom", "reading list", "exam date"),
+    "game": ("release date", "publisher", "age rating", "number of players", "platform"),
+    "appointment": ("reason for the visit", "room number", "reminder date",
+                    "cancellation reason", "booking channel"),
+    "visit": ("reason for the visit", "duration", "number of companions", "booking channel"),
+    "transcript": ("issue date", "delivery method", "number of pages", "signatory"),
+    "enrolment": ("enrolment fee", "approval date", "payment method", "cancellation reason"),
+    "enrollment": ("enrollment fee", "approval date", "payment method", "cancellation reason"),
+    "registration": ("registration fee", "approval date", "payment method",
+                     "cancellation reason"),
+    "booking": ("payment method", "deposit amount", "cancellation reason", "special request",
+                "booking channel"),
+    "reservation": ("payment method", "deposit amount", "cancellation reason",
+                    "special request", "booking channel"),
+    "ticket": ("seat number", "payment method", "discount", "booking channel"),
+    # a line of an invoice or order as much as a thing on a shelf
+    "item": ("discount", "tax rate", "gift message", "return reason", "refund date"),
+}  # fmt: skip
+
+#: kind -> attributes such entities have in the world that hardly any database records
+#: (TrustSQL's column-unrelated kind: a plausible question about the entity, unrelated to
+#: every column the schema has)
+PERSONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "person": ("favourite colour", "shoe size", "blood type", "star sign", "favourite food",
+               "main hobby", "pet's name", "eye colour", "mother's maiden name"),
+    "place": ("local football team", "best-known landmark", "average summer temperature",
+              "crime rate", "main religion"),
+    "site": ("wifi password", "architect", "noise level", "nearest bus stop", "dress code"),
+    "address": ("nearest bus stop", "door colour", "noise level", "broadband speed"),
+    "organisation": ("logo colour", "motto", "charity partner", "office dress code",
+                     "carbon footprint"),
+    "product": ("carbon footprint", "recycling symbol", "user manual link",
+                "energy rating", "gift wrapping option"),
+    "work": ("theme", "soundtrack", "fan rating", "trivia", "sequel"),
+    "transaction": ("gift message", "reason for the purchase", "name of the cashier"),
+    "event": ("weather", "dress code", "theme", "number of volunteers", "catering company"),
+    "animal": ("favourite toy", "favourite treat", "temperament", "microchip number"),
+    "vehicle": ("insurance company", "number of previous owners", "paint code",
+                "tyre brand"),
+    "thing": (),
+}  # fmt: skip
+
+
+def entity_cue(table: str, columns: tuple[str, ...] | list[str] = ()) -> tuple[str, str | None]:
+    """``(kind, cue)``: :func:`entity_kind` and the word of the table's name that told it
+    (``department_stores`` -> ``("site", "store")``), ``None`` when the columns told it."""
+    ws = [_singular_word(w) for w in split_name(table) if w not in TABLE_PREFIXES]
+    for w in reversed(ws):
+        for kind, cues in ENTITY_CUES.items():
+            if w in cues:
+                return kind, w
+    return entity_kind(table, columns), None
+
+
+def attributes_of(kind: str, cue: str | None = None) -> tuple[str, ...]:
+    """Attributes an entity of ``kind`` (told by the word ``cue``) has in the world: the cue's
+    own list (:data:`CUE_ATTRIBUTES`) where the kind is too broad, else the kind's
+    (:data:`WORLD_ATTRIBUTES`)."""
+    if cue is not None and cue in CUE_ATTRIBUTES:
+        return CUE_ATTRIBUTES[cue]
+    return WORLD_ATTRIBUTES.get(kind, ())
 
 
 def entity_kind(table: str, columns: tuple[str, ...] | list[str] = ()) -> str:
@@ -352,9 +574,14 @@ def synonyms(word: str) -> frozenset[str]:
 __all__ = [
     "ABBREVIATIONS",
     "UNITS",
+    "CUE_ATTRIBUTES",
     "ENTITY_CUES",
+    "PERSONAL_ATTRIBUTES",
     "WORLD_ATTRIBUTES",
+    "attributes_of",
+    "entity_cue",
     "entity_kind",
+    "language_word",
     "short_description",
     "table_prefixed",
     "clear_descriptions",
@@ -363,5 +590,6 @@ __all__ = [
     "set_descriptions",
     "speakable",
     "split_name",
+    "table_speakable",
     "synonyms",
 ]

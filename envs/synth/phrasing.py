@@ -14,13 +14,14 @@ Contract
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any
 
 #: one record, one attribute: "the {attr} of the {subj} whose {key} is {v}"
 ATTR_OF_RECORD = (
     "What is the {attr} of the {subj} whose {key} is {v}?",
     "Tell me the {attr} for the {subj} with {key} {v}.",
-    "Which {attr} does the {subj} with {key} {v} have?",
+    "Can you look up the {attr} of the {subj} with {key} {v}?",
     "I need the {attr} of the {subj} whose {key} is {v}.",
 )
 #: one attribute of the records that match a condition
@@ -37,10 +38,17 @@ ATTR_OF_EVERY = (
 )
 
 #: distinct values of an attribute of rows linked to the records that match a condition
+#: (``{attrs}`` the attribute in the plural: "order IDs"; "different" asks for each value once)
 JOIN_LIST = (
-    "List the distinct {attr} of the {rows} for the {subjs} whose {key} is {v}.",
-    "Which {attr} values occur among the {rows} of {subjs} with {key} {v}? List each once.",
-    "For the {subjs} whose {key} is {v}, list each {attr} of their {rows} once.",
+    "List the different {attrs} of the {rows} for the {subjs} whose {key} is {v}.",
+    "What different {attrs} do the {rows} of the {subjs} with {key} {v} have?",
+    "For the {subjs} whose {key} is {v}, list the {attrs} of their {rows}, without repeats.",
+)
+#: the same when the attribute is what the rows are called (a row's ``address`` of addresses)
+JOIN_LIST_OWN = (
+    "List the different {attrs} of the {subjs} whose {key} is {v}.",
+    "What different {attrs} do the {subjs} with {key} {v} have?",
+    "For the {subjs} whose {key} is {v}, list their {attrs}, without repeats.",
 )
 
 
@@ -108,28 +116,125 @@ def article(words: str) -> str:
     return f"{'an' if vowel or w.startswith(('hour', 'honest', 'honour')) else 'a'} {words}"
 
 
+#: nouns a user says the same way for one or many (``data``, ``news``, ``series``)
+INVARIANT = frozenset(
+    "data metadata media news series species information equipment software hardware "
+    "feedback furniture luggage baggage merchandise inventory music research personnel "
+    "aircraft sheep fish deer offspring".split()
+)
+#: collective nouns: one of them is a ``staff member`` (a table named ``staff`` holds people)
+COLLECTIVE = frozenset("staff faculty crew".split())
+#: singular nouns ending in ``s`` that a rule-based singularizer would cut (``alias``, ``gas``)
+_S_SINGULARS = frozenset(
+    "alias atlas bias canvas chassis corps gas iris lens bonus campus census virus status "
+    "cactus apparatus plus thesis basis analysis axis crisis diagnosis".split()
+)
+
+
+#: words that say nothing alone (``address details`` stays: "details" is no key)
+_VAGUE = frozenset("details detail info information data record records value values".split())
+#: words that end a name but are no noun (``date assigned to``)
+_NOT_NOUNS = frozenset("to from of in on at by for with per and or".split())
+
+
+@lru_cache(maxsize=1)
+def _inflector() -> Any:
+    import inflect  # (imported on first use: it takes a moment to load)
+
+    return inflect.engine()
+
+
+@lru_cache(maxsize=16384)
+def _singular_word(w: str) -> str:
+    lw = w.lower()
+    if lw in INVARIANT or lw in _S_SINGULARS or not lw.isalpha() or len(lw) < 3:
+        return w
+    if w.isupper():  # an acronym: ``IDS`` is rare, ``IDs`` is the plural
+        return w
+    if lw.endswith(("ss", "us", "is")):
+        return w
+    s = _inflector().singular_noun(w)
+    return s if isinstance(s, str) and s else w
+
+
+@lru_cache(maxsize=16384)
+def _plural_word(w: str) -> str:
+    lw = w.lower()
+    if lw in INVARIANT:
+        return w
+    if w.isupper() and w.isalpha() and len(w) > 1:
+        return w + "s"  # IDs, URLs
+    if _singular_word(w) != w:
+        return w  # already plural
+    if lw in _S_SINGULARS or not lw.isalpha():
+        return _inflector().plural_noun(w) if lw.isalpha() else w + "s"
+    return _inflector().plural_noun(w)
+
+
 def singular(words: str) -> str:
-    """``invoice items`` -> ``invoice item``, ``addresses`` -> ``address``, ``countries`` ->
-    ``country``, ``boxes`` -> ``box`` (``ss`` kept: ``address`` stays)."""
-    w = words
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("sses", "xes", "ches", "shes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
+    """The last word of a noun phrase in the singular, with the ``inflect`` library:
+    ``invoice items`` -> ``invoice item``, ``addresses`` -> ``address``, ``people`` ->
+    ``person``, ``criteria`` -> ``criterion``; nouns said the same for one or many stay
+    (``data``, ``series``); one of a collective is a member (``staff`` -> ``staff member``)."""
+    head, _, last = words.rpartition(" ")
+    if not last:
+        return words
+    s = _singular_word(last)
+    if s.lower() in COLLECTIVE:
+        s += " member"
+    return f"{head} {s}" if head else s
 
 
 def plural(words: str) -> str:
-    """``country`` -> ``countries``, ``address`` -> ``addresses``, ``film`` -> ``films``."""
-    if words.endswith("s") and not words.endswith("ss"):
+    """The last word of a noun phrase in the plural (``inflect``): ``country`` ->
+    ``countries``, ``person`` -> ``people``, ``child`` -> ``children``, ``order ID`` ->
+    ``order IDs``, ``staff`` -> ``staff members``; a plural stays as it is."""
+    one = singular(words)
+    head, _, last = one.rpartition(" ")
+    if not last:
         return words
-    if words.endswith("y") and words[-2:-1] not in tuple("aeiou"):
-        return words[:-1] + "ies"
-    if words.endswith(("ss", "x", "ch", "sh")):
-        return words + "es"
-    return words + "s"
+    if last.lower() in _NOT_NOUNS:  # ``date assigned to`` -> ``dates assigned to``
+        first, _, rest = words.partition(" ")
+        return f"{_plural_word(first)} {rest}" if first.isalpha() else words
+    p = _plural_word(last)
+    return f"{head} {p}" if head else p
+
+
+#: how an aggregate is said (``avg`` -> the average ...), and how when the measure's own name
+#: holds that word (a column named ``total``: "the sum of the totals", not "the total of the
+#: total")
+AGG_SAID = {"avg": "average", "sum": "total", "max": "highest", "min": "lowest"}
+_AGG_ELSE = {"avg": "mean of the", "sum": "sum of the", "max": "largest", "min": "smallest"}
+
+
+def agg_words(agg: str, measure: str) -> str:
+    """``the average unit price``, ``the total quantity``; ``the sum of the totals`` for a
+    measure whose words hold the aggregate's word."""
+    word = AGG_SAID[agg]
+    if word not in measure.lower().split():
+        return f"the {word} {measure}"
+    if agg in ("avg", "sum"):
+        return f"the {_AGG_ELSE[agg]} {plural(measure)}"
+    return f"the {_AGG_ELSE[agg]} {measure}"
+
+
+def key_words(key: str, subj: str) -> str:
+    """A record's key column in words, without the subject's own noun that a user leaves out:
+    the ``customer name`` of a customer is its ``name``, the ``store email`` of a department
+    store its ``email``; a key that is only the subject's noun becomes ``name`` (the city
+    whose city is "Rome" -> the city whose name is "Rome")."""
+    kw, sw = key.split(), subj.lower().split()
+    if len(sw) > 1 and sw[-1] == "member" and sw[-2] in COLLECTIVE:
+        sw = sw[:-1]  # (a staff member's ``staff name``)
+    if not kw or not sw:
+        return key
+    if [w.lower() for w in kw] == sw[-len(kw) :] or singular(key).lower() == subj.lower():
+        return "name"
+    for n in range(min(len(sw), len(kw) - 1), 0, -1):
+        rest = [w.lower() for w in kw[n:]]
+        if [w.lower() for w in kw[:n]] == sw[-n:] and rest != ["id"] and rest[-1] not in _VAGUE:
+            return " ".join(kw[n:])
+    return key
 
 
 def frame(frames: tuple[str, ...], rng: random.Random) -> str:
@@ -147,16 +252,20 @@ __all__ = [
     "AGGREGATE",
     "COUNT",
     "COUNT_PER_GROUP",
+    "AGG_SAID",
     "FILTER",
     "PER_GROUP",
     "RANKING",
     "YEAR",
+    "agg_words",
     "article",
     "ATTR_OF_EVERY",
     "ATTR_OF_RECORD",
     "ATTR_WHERE",
     "JOIN_LIST",
+    "JOIN_LIST_OWN",
     "frame",
+    "key_words",
     "pick",
     "plural",
     "quote",

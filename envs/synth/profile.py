@@ -15,7 +15,10 @@ Contract
   time), ``boolean`` for true/false/yes/no text, else ``text``. ``needs_cast`` marks numbers stored
   as text and dates next to text missing markers.
 - OrQA's low-information rule: ``(distinct < 10 and rows < 30) or missing > 0.8``; a column with no
-  present value at all is low-information too.
+  present value at all is low-information too. One exception (:func:`low_information`): in a
+  small table of at least :data:`MIN_NAMED_ROWS` rows, a column whose every row holds its own
+  value (eight employees' names, five media types) names the rows and is informative: OrQA's
+  rule is meant for junk columns of open-data tables, not a relational database's lookup tables.
 - Free text (``free_text``, :func:`is_free_text`): a text column whose present values are
   mostly unique (distinct >= 80 % of them), at least 5, and long (on average >= 30 characters
   and >= 6 words): reviews, descriptions, notes, which the free-text layer asks SUQL's ANSWER
@@ -163,8 +166,22 @@ def _numeric_column(
         min=lo,
         max=hi,
         unique=rows > 0 and n_missing == 0 and distinct == rows,
-        low_information=(distinct < 10 and rows < 30) or missing > 0.8 or distinct == 0,
+        low_information=low_information(distinct, rows, missing),
     )
+
+
+#: a small table needs this many rows for its all-distinct columns to count as informative
+MIN_NAMED_ROWS = 5
+
+
+def low_information(distinct: int, rows: int, missing: float) -> bool:
+    """OrQA's rule (see the module docstring), except for a column of a small table that holds
+    a different value in each of its >= :data:`MIN_NAMED_ROWS` rows (none missing)."""
+    if missing > 0.8 or distinct == 0:
+        return True
+    if distinct < 10 and rows < 30:
+        return not (rows >= MIN_NAMED_ROWS and missing == 0 and distinct == rows)
+    return False
 
 
 def profile_column(
@@ -227,7 +244,7 @@ def profile_column(
         min=lo,
         max=hi,
         unique=rows > 0 and n_missing == 0 and distinct == rows,
-        low_information=(distinct < 10 and rows < 30) or missing > 0.8 or distinct == 0,
+        low_information=low_information(distinct, rows, missing),
         free_text=kind == "text" and is_free_text(present),
     )
 

@@ -137,8 +137,13 @@ class LakeProfile:
     non_subjects: tuple[str, ...] = ()
 
     def is_subject(self, name: str) -> bool:
-        """Whether a question or request may be about table ``name``'s rows."""
-        return name not in self.non_subjects
+        """Whether a question or request may be about table ``name``'s rows: not a link or
+        mirror table, and a name that can be put in words
+        (:func:`~clarisql.envs.synth.names.table_speakable`: no ``adressen`` or ``kurse`` in an
+        English question)."""
+        from clarisql.envs.synth.names import table_speakable
+
+        return name not in self.non_subjects and table_speakable(name)
 
     def table(self, name: str) -> TableProfile:
         """The profile of table ``name``; ``KeyError`` if the lake has none."""

@@ -10,8 +10,9 @@ Contract
   labels: ``intent`` is answered when the question asks about intent; a ``Missing`` scope label
   when it asks about that slot (a catalog aspect or the column in words); a label with content
   (``Error``/``Unmatch``/``not-exist``) when the question names that content specifically (typos
-  allowed) *and* states the problem its kind is (:mod:`.kinds`: another value for
-  ``Error``/``Unmatch``, the full name for ``not-exist``), as ODUTQA-MDC's label names the kind.
+  allowed) *and* states the problem the value has (:func:`.kinds.value_problem`: the full name
+  when the meant value contains what was written, another value when it was misspelled or is
+  outside the data), as ODUTQA-MDC's label names the kind.
   "What do you mean by '2017'?" asks nothing specific about 2017; a question stating both
   problems enumerates the kinds and is too broad.
 - No leak: a question that points at nothing specific reveals nothing. It is *vague* when it asks
@@ -44,9 +45,9 @@ from typing import Any
 
 from clarisql.envs.simulators.gate.aspects import ASPECT_NAMES, ASPECTS
 from clarisql.envs.simulators.gate.kinds import (
-    KIND_PROBLEM,
     enumerates_problems,
     problems,
+    value_problem,
     without_problem_cues,
 )
 from clarisql.envs.simulators.gate.schema_aspects import asked_phrases, phrase, schema_phrases
@@ -316,9 +317,9 @@ def addressed(
     ``intent`` needs the intent aspect *and* an anchor in the request or the schema (a generic
     "what would you like to know?" reveals nothing); a Missing slot needs the slot asked about
     (catalog aspect or the column in words); a labelled span needs the span named *and* the
-    problem its kind is (:mod:`.kinds`: a typo or another value for ``Error``/``Unmatch``, a
-    full name for ``not-exist``): "What do you mean by '2017'?" names a value but asks nothing
-    specific about it.
+    problem the value has (:func:`.kinds.value_problem`: a full name when the meant value
+    contains what was written, a typo or another value otherwise): "What do you mean by
+    '2017'?" names a value but asks nothing specific about it.
     """
     rules = rules or GateRules()
     why = vagueness(question, mapped, ctx, rules)
@@ -333,7 +334,7 @@ def addressed(
         if lb.kind == "intent":
             hit = intent
         elif lb.content.strip():
-            need = KIND_PROBLEM.get(lb.kind)
+            need = value_problem(lb.kind, lb.content, u.value)
             hit = (need is None or need in stated) and mentions_specifically(
                 question, ctx.request, lb.content, rules.mention_threshold
             )

@@ -12,6 +12,16 @@ must also say *what* is unclear about it, one of two problems:
 - ``partial`` (``not-exist``: the value is part of a longer name, several things match):
   "what is the full name of 'Eric'?", "several composers start with 'Eric': which one?".
 
+Which problem a question must state follows what is actually wrong with the written value
+relative to the value meant (:func:`value_problem`), not the label's kind alone: a surface the
+meant value *contains* (cut short, a left-out word: :func:`~clarisql.envs.explorers.contains`) is
+``partial``; a misspelled surface, or one outside the data, is ``wrong``. So a misspelled
+``not-exist`` name asks for another value and a cut-off ``Error`` scope value for the full name,
+and the problem cannot be read off the kind a surface suggests (a number, one word): an agent
+finds it in the data (``LIKE '%X%'`` matches several values: partial; nothing close: wrong).
+Where the relation cannot be decided (no content, no meant value) the kind decides
+(:data:`KIND_PROBLEM`).
+
 A question that states both problems enumerates the kinds (the free-text form of one span
 labelled several ways) and is too broad. Cues are English and Chinese; they are
 the same for every task, so what a question states never depends on the gold.
@@ -21,10 +31,29 @@ from __future__ import annotations
 
 import re
 
+from clarisql.envs.explorers import contains
+
 WRONG = "wrong"
 PARTIAL = "partial"
-#: the problem each label kind is
+#: the problem each label kind is where the written value and the meant one cannot be compared
 KIND_PROBLEM = {"Error": WRONG, "Unmatch": WRONG, "not-exist": PARTIAL}
+
+
+def value_problem(kind: str, surface: str, meant: str | None) -> str | None:
+    """The problem a question about the written value ``surface`` must state, when the user
+    meant ``meant`` (the label's clarification value): ``partial`` when ``meant`` contains the
+    surface (it is cut short or leaves a word out), ``wrong`` when it does not (misspelled, or
+    outside the data). ``None`` for a kind without a named value (``intent``, ``Missing``);
+    the kind's own problem (:data:`KIND_PROBLEM`) when there is nothing to compare (no surface,
+    no meant value, or the two are the same text)."""
+    base = KIND_PROBLEM.get(kind)
+    if base is None:
+        return None
+    s, m = (surface or "").strip(), (meant or "").strip()
+    if not s or not m or s.casefold() == m.casefold():
+        return base
+    return PARTIAL if contains(s, m) else WRONG
+
 
 _PARTIAL = re.compile(
     r"\b(?:full|complete|whole|entire|exact|official|registered|proper|formal)\s+"

@@ -8,8 +8,18 @@ Every task is one aggregate question (:class:`~.common.Agg`) with up to three pa
   not which (slot = the column name, ``year`` or ``table`` for a family); ``Error``: the scope value
   is misspelled (text values); ``Unmatch``: the value is outside the data (a year with no rows or
   no table).
-- ``not-exist`` (WHERE): a name is abbreviated (its first word) or misspelled.
+- ``not-exist`` (WHERE): a name is cut short or misspelled.
 ``mixed`` tasks combine two or three of these.
+
+What is wrong with a written value is what the free-text gate asks a question to state
+(:func:`~clarisql.envs.simulators.gate.kinds.value_problem`): *cut short* (``partial``: the
+meant value contains the surface: its first words, a left-out last word, a word cut off
+mid-way) or *misspelled* (``wrong``: one letter swapped, dropped or doubled, in a name of one
+word or of many). Names (``not-exist``, lookups, drafted names) and text scope values
+(``Error``) each take the problem made less often so far (:meth:`_ClarifyGen.want`), so the two
+are about equally common for both kinds, at every word count: neither the kind nor the look of
+the surface (one word, a dictionary word, a number of words) tells which problem it has; the
+data does (``LIKE '%X%'`` finds several values, or none).
 
 A name that one row holds is one entity: an aggregate over it is no question, so ``where:lookup``
 asks instead for one attribute of *the* entity ("What is the price of the product whose name is
@@ -44,19 +54,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarisql.envs.explorers import draw, fitting, readings
+from clarisql.envs.explorers import contains, draw, fitting, levenshtein, readings
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     _ID_NAME,
     Agg,
     Made,
-    close_values,
     distinct_answers,
     entities,
     families,
     family_tokens,
     fill,
-    first_word,
     human,
     intents,
     is_year_like,
@@ -64,16 +72,24 @@ from clarisql.envs.synth.layers.common import (
     qi,
     scope_values,
     scopes,
-    shared_prefix,
     show,
     spread,
     sql_lit,
     tidy,
     top_up,
-    typo,
     year_expr,
 )
 from clarisql.envs.synth.layers.drafted import drafted_tasks
+from clarisql.envs.synth.layers.surfaces import (
+    PARTIAL,
+    TYPO_TRIES,
+    WRONG,
+    cut_offs,
+    listed,
+    misnamed,
+    misspellings,
+    problem_of,
+)
 from clarisql.envs.synth.names import speakable
 from clarisql.envs.synth.phrasing import (
     AGGREGATE,
@@ -81,6 +97,7 @@ from clarisql.envs.synth.phrasing import (
     COUNT,
     FILTER,
     YEAR,
+    key_words,
     pick,
     plural,
     singular,
@@ -124,6 +141,23 @@ _MISSING_TABLE = (
     "I mean one of the tables like {example}. ",
     "There are several tables like {example}; I mean one of them. ",
 )
+#: Recipe weights for the shares (:func:`clarify_tasks`): recipes with a written value (a name,
+#: a scope value) weigh more, so a suite carries enough value clarifications to measure.
+WEIGHTS: dict[str, int] = {
+    "select": 1,
+    "from:Missing": 2,
+    "from:Error": 3,
+    "from:Unmatch": 2,
+    "where": 3,
+    "where:lookup": 3,
+    "mixed:intent+Missing": 1,
+    "mixed:intent+not-exist": 2,
+    "mixed:Missing+not-exist": 2,
+    "mixed:intent+Unmatch": 1,
+    "mixed:Error+not-exist": 2,
+}
+#: how far one problem may lead the other per role before only the other is tried
+MAX_LEAD = 3
 #: Candidate readings evaluated per unclear part (bounds the queries a task costs).
 MAX_CANDIDATES = 6
 #: Different readings counted per unclear part before the count stops (>= 2 are required);
@@ -164,6 +198,87 @@ class _ClarifyGen:
         self._values = ValueIndexes(v)  # each name column read once (reach_sql from memory)
         self._fits: dict[tuple[str, str, str], list[Any] | None] = {}
         self.family_scopes = self._family_scopes()
+        # written values made so far, per role (a name, a scope value) and problem
+        self.made_problems: dict[tuple[str, str], int] = {}
+        self.golds: set[str] = set()
+
+    def want(self, role: str) -> str:
+        """The problem the next written ``role`` value (``name`` or ``scope``) gets: the one
+        made less often so far (a tie drawn at random), so both are about equally common."""
+        a, b = (self.made_problems.get((role, p), 0) for p in (PARTIAL, WRONG))
+        if a == b:
+            return self.rng.choice((PARTIAL, WRONG))
+        return PARTIAL if a < b else WRONG
+
+    def problems(self, role: str) -> tuple[str, ...]:
+        """The problems to try, in order, for the next written ``role`` value: :meth:`want`'s,
+        then the other one while it leads by less than :data:`MAX_LEAD` (so a column that can
+        give only one problem still yields a few tasks, and the two stay balanced)."""
+        want = self.want(role)
+        other = WRONG if want == PARTIAL else PARTIAL
+        lead = self.made_problems.get((role, other), 0) - self.made_problems.get((role, want), 0)
+        return (want, other) if lead < MAX_LEAD else (want,)
+
+    def noted(self, made: Made | None) -> Made | None:
+        """``made``, its written values counted for :meth:`want`; ``None`` for a gold query
+        made before (the suite keeps one task per gold: counting it would skew the balance)."""
+        key = made and " ".join((made.gold_sql or made.utterance).split())
+        if made is None or key in self.golds:
+            return None
+        self.golds.add(key)
+        for u in made.underspecs:
+            role = {"not-exist": "name", "Error": "scope"}.get(u.label.kind)
+            if role is not None:
+                key = (role, problem_of(u.label.content, u.value))
+                self.made_problems[key] = self.made_problems.get(key, 0) + 1
+        return made
+
+    def value_surface(
+        self, gold: str, vals: list[str], problem: str
+    ) -> tuple[str, list[str]] | None:
+        """``gold`` written with ``problem`` (``partial``: cut short, :func:`cut_offs`;
+        ``wrong``: misspelled, :func:`misspellings`, or misremembered, :func:`misnamed`, each
+        half the time) so that >= 2 of ``vals`` fit the surface (all of them for a misremembered
+        name, which fits none),
+        ``gold`` among them, and the surface has that problem for every value it fits (the
+        readings of a cut-off all contain it; a misspelling's are within a typo's reach and
+        contain it not): (surface, the values of ``vals`` it fits)."""
+        known = {str(x).casefold() for x in vals}
+        pool = vals
+        if problem == PARTIAL:
+            tries = cut_offs(self.rng, gold)
+        elif self.rng.random() < 0.5:  # misremembered: a name the data lacks, nothing fits
+            for surface in misnamed(self.rng, gold, [v for v in vals if v != gold]):
+                if surface.casefold() in known or any(contains(surface, v) for v in vals):
+                    continue
+                if fitting(surface, vals) is None:
+                    return surface, list(vals)
+            return None
+        else:
+            # a misspelling is within two edits of a value only if the value is within three of
+            # the name: the typo-reach readings are among these (contains() still reads all)
+            g = gold.casefold()
+            pool = [v for v in vals if levenshtein(g, str(v).casefold(), 3) <= 3]
+            if len(pool) < 2:
+                return None
+            tries = misspellings(gold)
+            self.rng.shuffle(tries)
+            tries = tries[:TYPO_TRIES]
+        for surface in tries:
+            if surface.casefold() in known or problem_of(surface, gold) != problem:
+                continue
+            if problem == WRONG and any(contains(surface, v) for v in vals):
+                continue  # a value holds it: cut short by the data, not misspelled
+            fit = fitting(surface, pool)
+            if not fit or gold not in fit or len(fit) < 2:
+                continue
+            # a cut-off is ambiguous as a prefix too: "INSECTS" with one title that starts
+            # with it (and another that holds it later) reads as that one title
+            low = surface.casefold()
+            if problem == PARTIAL and sum(str(v).casefold().startswith(low) for v in fit) < 2:
+                continue
+            return surface, fit
+        return None
 
     def rows(self, sql: str) -> list[tuple] | None:
         if sql not in self._cache:
@@ -243,16 +358,13 @@ class _ClarifyGen:
             texts = [x for x in vals if isinstance(x, str)]
             if not texts:
                 return None
-            known = {str(x).casefold() for x in vals}
             rng.shuffle(texts)
-            for seed in texts[:12]:
-                s = typo(rng, seed)
-                if s is None or s.casefold() in known or len(readings(s, vals)) < 2:
-                    got = shared_prefix(seed, vals)  # no ambiguous misspelling: a cut-off value
-                    s = None if got is None else got[0]
-                if s is not None and len(reads := readings(s, vals)) >= 2:
+            # cut short or misspelled, each about half the time
+            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:12]]:
+                got = self.value_surface(seed, texts, problem)
+                if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
-                    return draw(rng, reads), s, s
+                    return draw(rng, reads), got[0], got[0]
             return None
         nums = sorted(x for x in vals if isinstance(x, int))
         if len(nums) < 2:
@@ -270,8 +382,8 @@ class _ClarifyGen:
         min_rows: int = 1,
         one_row: bool = False,
     ) -> tuple[str, str, list[str]] | None:  # (gold value, surface, readings)
-        """A name written unclearly: a surface made from a value of the column (its first word,
-        or a misspelling), the readings it fits among *every* value of the column, and a gold
+        """A name written unclearly: a surface made from a value of the column (cut short or
+        misspelled, :meth:`name_surface`), the readings it fits among *every* value of the column, and a gold
         drawn uniformly among them (:mod:`clarisql.envs.explorers`). With ``min_rows`` > 1 (an
         aggregate over "the rows of" the name) a reading is a value that many rows hold (within
         the scope): a name of one row is one entity, and an aggregate over it is no question a
@@ -286,12 +398,13 @@ class _ClarifyGen:
         offset = rng.randrange(max(1, col.distinct - 150))
         vals = [r[0] for r in self.window(qi(t), base, offset) or []]
         vals = [x for x in vals if isinstance(x, str)]
-        if not vals:
+        if not vals or listed(vals):
             return None
         order = list(vals)
         rng.shuffle(order)
-        for seed in order[:12]:
-            got = self.name_surface(seed, vals, base, col)
+        tries = [(p, seed) for p in self.problems("name") for seed in order[:12]]
+        for problem, seed in tries:
+            got = self.name_surface(seed, vals, base, col, problem)
             if got is None:
                 continue
             surface = got[0]
@@ -330,29 +443,23 @@ class _ClarifyGen:
         return [x for x in values if x in many]
 
     def name_surface(
-        self, gold: str, vals: list[str], base: str, col: ColumnProfile
+        self,
+        gold: str,
+        vals: list[str],
+        base: str,
+        col: ColumnProfile,
+        problem: str | None = None,
     ) -> tuple[str, list[str]] | None:
-        """An abbreviation (the first word) or a misspelling of ``gold`` that >= 2 names fit."""
-        w = first_word(gold)
-        tries = ["prefix", "typo"] if self.rng.random() < 0.5 else ["typo", "prefix"]
-        for how in tries:
-            if how == "prefix" and w is not None and all(ch.isalnum() or ch in "-&" for ch in w):
-                sql = f"{base} AND {qi(col.name)} LIKE '{w} %' ORDER BY 1 LIMIT 8"
-                cands = [r[0] for r in self.rows(sql) or []]
-                surface: str | None = w
-            elif how == "typo":
-                surface = typo(self.rng, gold)
-                cands = close_values(surface, vals) if surface else []
-            else:
-                continue
-            if surface and gold in cands and len(cands) >= 2:
-                return surface, cands
-        return None
+        """``gold`` cut short or misspelled (``problem``, else :meth:`want`'s) so that >= 2
+        names fit it (:meth:`value_surface`). ``base`` and ``col`` name the column queried."""
+        return self.value_surface(gold, vals, problem or self.want("name"))
 
     # --- one task -----------------------------------------------------------------------------------
     def compose(self, recipe: str) -> Made | None:
-        if recipe == "where:lookup":
-            return self.lookup()
+        """One task of ``recipe`` (``None`` when the data did not allow it this time)."""
+        return self.noted(self.lookup() if recipe == "where:lookup" else self._compose(recipe))
+
+    def _compose(self, recipe: str) -> Made | None:
         intent, scope_kind, not_exist = RECIPES[recipe]
         rng = self.rng
         fams = bool(self.family_scopes) and scope_kind in ("Missing", "Unmatch")
@@ -486,20 +593,27 @@ class _ClarifyGen:
             return None
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
 
-    def lookup(self) -> Made | None:
+    def lookup(self, table: str | None = None, column: str | None = None) -> Made | None:
         """A single entity named unclearly (ODUTQA-MDC's abbreviated enterprise name): "What is
         the unit price of the product called 'blue'?". The readings are the names the surface
         fits that one row each holds (distinct entities, :meth:`entity_part` with ``one_row``),
         the gold drawn uniformly among them; the question is a singular lookup of one attribute
         of that entity, never an aggregate (an aggregate over one row is no question a user
         asks). The same checks as the aggregates: >= 2 readings an agent cannot rule out by
-        running them give different answers, and dropping the name does not give the gold."""
+        running them give different answers, and dropping the name does not give the gold.
+        ``table`` and ``column`` fix the entity's table and name column (a drafted name that one
+        row holds, :mod:`.drafted`)."""
         rng = self.rng
         need = [t for t in self.tables if entities(t) and t.rows >= 2]
+        if table is not None:
+            need = [t for t in need if t.name == table]
         if not need:
             return None
         t = rng.choice(need)
-        ecol = rng.choice(entities(t))
+        ents = [c for c in entities(t) if column is None or c.name == column]
+        if not ents:
+            return None
+        ecol = rng.choice(ents)
         # the attribute asked for: a measure, a date, or another name of the entity
         attrs = [
             c
@@ -552,7 +666,7 @@ class _ClarifyGen:
             rng,
             attr=human(m.name),
             subj=singular(human(t.name)),
-            key=human(ecol.name),
+            key=key_words(human(ecol.name), singular(human(t.name))),
             v=_quote(surface),
         )
         return Made(
@@ -731,7 +845,7 @@ def clarify_tasks(
     About a third come from ``drafts`` (:mod:`.drafted`: a filter value written unclearly, the
     draft's SQL kept as the gold, so its difficulty and single / join / union type carry over);
     the rest are spread over :data:`RECIPES` (``select``, ``from`` Missing / Error / Unmatch,
-    ``where``, ``mixed``). A recipe the data cannot give (no measure, no scope column or family,
+    ``where``, ``mixed``) in proportion to :data:`WEIGHTS`. A recipe the data cannot give (no measure, no scope column or family,
     no name column, no close values) yields fewer tasks, never fake ones; its share goes to the
     others, round-robin.
     """
@@ -742,13 +856,16 @@ def clarify_tasks(
         return []
     # a third from the drafts (their difficulty and type), the rest from the recipes
     out += drafted_tasks(gen, list(drafts), rng, n // 3, seen)
-    names = list(RECIPES)
-    shares = spread(n - len(out), len(names))
-    for name, k in zip(names, shares, strict=True):
+    names = [name for name in RECIPES for _ in range(WEIGHTS[name])]  # a recipe per weight unit
+    shares: dict[str, int] = {}
+    for name, k in zip(names, spread(n - len(out), len(names)), strict=True):
+        shares[name] = shares.get(name, 0) + k
+    for name, k in shares.items():
         out += fill(k, [lambda name=name: gen.compose(name)], seen)
+    names = list(RECIPES)
     # a recipe the data could not fill leaves its share to the others, round-robin
     top_up(out, [lambda name=name: gen.compose(name) for name in names], n, seen)
     return [m.task(lake, f"synth-clarify/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RECIPES", "clarify_tasks"]
+__all__ = ["RECIPES", "WEIGHTS", "clarify_tasks"]

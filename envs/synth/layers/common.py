@@ -239,8 +239,9 @@ class Agg:
         """The explicit request words: ``the average unit price`` / ``the number of``."""
         if self.measure is None or self.agg == "count":
             return "the number of"
-        m, word = human(self.measure.name), AGG_WORDS[self.agg]
-        return f"the {word} of the {m}" if word in m.split() else f"the {word} {m}"
+        from clarisql.envs.synth.phrasing import agg_words
+
+        return agg_words(self.agg, human(self.measure.name))
 
     def reveal(self) -> str:
         """What the user says when asked what they want (SELECT intent)."""

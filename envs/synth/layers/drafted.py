@@ -4,10 +4,13 @@ A draft whose question names an equality filter's value (``... whose billing sta
 ``... in 2021``) becomes a task whose user writes that value unclearly; the draft's SQL stays the
 gold, so the task keeps the draft's difficulty, type, joins and window functions:
 - a text value of a scope column (few distinct values: a country, a category) -> ``Error``
-  (FROM): a misspelling, or a cut-off prefix that several values share;
-- a text value of another name column -> ``not-exist`` (WHERE): its first word, or a misspelling;
-  an aggregate over one table keeps only names that >= 2 rows hold (an aggregate over the one
-  row a name stands for is no question a user asks: see :mod:`.clarify`);
+  (FROM): cut short or misspelled, each about half the time (the clarify layer's
+  :meth:`~.clarify._ClarifyGen.want`), so that several values fit;
+- a text value of another name column -> ``not-exist`` (WHERE): cut short or misspelled, the
+  same way; an aggregate over one table keeps only names that >= 2 rows hold (an aggregate over
+  the one row a name stands for is no question a user asks: see :mod:`.clarify`); where the
+  names the surface fits are each one row's, the task becomes the clarify layer's singular
+  lookup of that table and name column instead (``where:lookup``);
 - an integer year -> ``Unmatch`` (FROM): a year outside the column's range; the literal reading
   takes the nearest existing year.
 Checks, as in :mod:`.clarify`: the literal reading (the draft's SQL with the value as the user
@@ -27,7 +30,6 @@ from typing import Any
 
 from clarisql.envs.synth.layers.common import (
     Made,
-    close_values,
     distinct_answers,
     fill,
     is_entity,
@@ -35,11 +37,10 @@ from clarisql.envs.synth.layers.common import (
     is_year_like,
     qi,
     scope_values,
-    shared_prefix,
     show,
     sql_lit,
-    typo,
 )
+from clarisql.envs.synth.layers.surfaces import listed
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft
 from clarisql.envs.synth.verify import echoes_question, is_trivial, same_answer
@@ -90,6 +91,9 @@ class DraftedClarify:
             # an aggregate over the rows of a name: names one row holds are one entity each
             cands = self.gen.held_by_many(table, c, cands, None, 2)
         if len(cands) < 2:
+            if kind == "not-exist" and d.qtype == "single" and _AGGREGATE.search(d.sql):
+                # each name one row's: a lookup of one attribute of the entity, not an aggregate
+                return self.gen.noted(self.gen.lookup(table, col))
             return None
         value = self.rng.choice(cands)
         new_ref = f"{qi(table)}.{qi(col)} = {sql_lit(value)}"
@@ -116,6 +120,19 @@ class DraftedClarify:
         if n_readings < 2:
             return None
         us = Underspec(Label(kind, show(surface), col), show(value))
+        return self.gen.noted(self._made(d, question, naive, us, kind, table, col, n_readings))
+
+    def _made(
+        self,
+        d: Draft,
+        question: str,
+        naive: str,
+        us: Underspec,
+        kind: str,
+        table: str,
+        col: str,
+        n_readings: int,
+    ) -> Made:
         return Made(
             utterance=question,
             category="where" if kind == "not-exist" else "from",
@@ -150,17 +167,13 @@ class DraftedClarify:
         self, table: str, c: ColumnProfile, value: str
     ) -> tuple[str, str, str, list[str]] | None:
         vals = self.neighbours(table, c, value)
-        if value not in vals:
+        if value not in vals or listed(vals):  # a credit list or an address: no name
             return None
         if is_scope(c):  # few distinct values: a scoping dimension (FROM), else a name (WHERE)
-            s = typo(self.rng, value)
-            cands = close_values(s, vals) if s else []
-            known = {x.casefold() for x in vals}
-            if s is None or s.casefold() in known or value not in cands or len(cands) < 2:
-                got = shared_prefix(value, vals)
-                if got is None:
-                    return None
-                s, cands = got
+            got = self.gen.value_surface(value, vals, self.gen.want("scope"))
+            if got is None:
+                return None
+            s, cands = got
             return "Error", s, s, cands[:6]
         base = f"SELECT DISTINCT {qi(c.name)} FROM {qi(table)} WHERE {present_sql(c, qi(c.name))}"
         got2 = self.gen.name_surface(value, vals, base, c)

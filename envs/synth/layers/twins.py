@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import zip_longest
 from typing import Any
 
 from clarisql.envs.synth.phrasing import quote
@@ -102,6 +103,7 @@ def twin_tasks(
     seen = seen if seen is not None else {_norm(t.utterance) for t in tasks}
     column: list[tuple[Task, Task]] = []
     value: list[tuple[Task, Task]] = []
+    written: list[tuple[Task, Task]] = []  # value twins a layer wrote itself (free text)
     for t in tasks:
         spec = t.metadata.pop("twin", None)
         if isinstance(spec, dict) and not t.answerable:
@@ -114,7 +116,8 @@ def twin_tasks(
             tw.metadata["operations"] = ["filter"]
             column.append((t, tw))
             continue
-        if isinstance(spec, dict) and spec.get("same_gold") and t.gold_sql:
+        own = isinstance(spec, dict) and bool(spec.get("same_gold")) and bool(t.gold_sql)
+        if own and isinstance(spec, dict):
             text: str | None = spec["utterance"]  # the layer wrote the twin itself
         else:
             text = value_twin_text(t) if t.gold_sql else None
@@ -124,7 +127,9 @@ def twin_tasks(
                 tw.gold_answer = [list(r) for r in t.gold_answer]
             if "suql_backend" in t.metadata:
                 tw.metadata["suql_backend"] = t.metadata["suql_backend"]
-            value.append((t, tw))
+            (written if own else value).append((t, tw))
+    # a labelled value (not-exist, Error, Unmatch) and a layer's own twin (free text) in turn
+    value = [p for pair in zip_longest(value, written) for p in pair if p is not None]
     out: list[Task] = []
     queues = [value, column]
     sizes = [max(1, len(value)), max(1, len(column))]

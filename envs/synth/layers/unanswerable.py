@@ -45,7 +45,6 @@ from typing import Any
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.layers.common import (
-    AGG_WORDS,
     Made,
     entities,
     fill,
@@ -60,9 +59,14 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import (
+    ABBREVIATIONS,
+    CUE_ATTRIBUTES,
+    PERSONAL_ATTRIBUTES,
     WORLD_ATTRIBUTES,
-    entity_kind,
+    attributes_of,
+    entity_cue,
     in_words,
+    language_word,
     speakable,
     split_name,
     synonyms,
@@ -70,8 +74,10 @@ from clarisql.envs.synth.names import (
 from clarisql.envs.synth.phrasing import (
     ATTR_OF_RECORD,
     ATTR_WHERE,
+    agg_words,
     article,
     frame,
+    key_words,
     plural,
     quote,
     singular,
@@ -93,13 +99,13 @@ _ATTR_Q_WHERE = ATTR_WHERE
 #: Requests that need what no agent with SQL and text alone has: drawing an image, sending a
 #: message, a phone call, a printer, a calendar (translating, summarising or writing a poem
 #: are text: an LLM agent can do them, so they are not asked as non-sql).
-_NONSQL_MEASURE = (
-    "Draw a bar chart of the {agg} {m} per {d}.",
-    "Plot the {agg} {m} per {d} as a pie chart.",
-    "Email a table of the {agg} {m} per {d} to my manager.",
-    "Print the {agg} {m} per {d} on the office printer.",
-    "Make a slide with a chart of the {agg} {m} per {d}.",
-    "Post the {agg} {m} per {d} to our team channel.",
+_NONSQL_MEASURE = (  # (``{am}``: :func:`~clarisql.envs.synth.phrasing.agg_words`)
+    "Draw a bar chart of {am} per {d}.",
+    "Plot {am} per {d} as a pie chart.",
+    "Email a table of {am} per {d} to my manager.",
+    "Print {am} per {d} on the office printer.",
+    "Make a slide with a chart of {am} per {d}.",
+    "Post {am} per {d} to our team channel.",
 )
 _NONSQL_TEXT = (
     "Send a text message with the {c} of the {subj} whose {key} is {v} to my phone.",
@@ -127,7 +133,6 @@ _OOD: dict[str, tuple[str, ...]] = {
         "What do {ents} usually worry about?",
         "How should I talk to an unhappy {ent}?",
         "What is a typical day like for {a_ent}?",
-        "How do I explain what {a_ent} does to a child?",
     ),
     "place": (
         "What is the best time of year to visit {a_ent}?",
@@ -145,10 +150,10 @@ _OOD: dict[str, tuple[str, ...]] = {
         "Why do some countries write {ents} in a different order?",
     ),
     "organisation": (
-        "How do I start {a_ent}?",
         "What makes {a_ent} successful?",
-        "Should I join {a_ent} or go it alone?",
-        "How do I write a good mission statement for {a_ent}?",
+        "How do I pick a good {ent}?",
+        "How is {a_ent} usually run?",
+        "What do people usually like about their {ent}?",
     ),
     "transaction": (
         "How do I dispute {a_ent}?",
@@ -174,7 +179,6 @@ _OOD: dict[str, tuple[str, ...]] = {
     "*": (
         "What makes a good {ent}?",
         "How do I choose {a_ent}?",
-        "Who came up with the idea of the {ent}?",
         "What should I look for in {a_ent}?",
         "How were {ents} different a hundred years ago?",
         "What are common mistakes people make with {ents}?",
@@ -186,6 +190,20 @@ _OOD_OPINION = (
     "Is {v} worth my time?",
     "What would a friend of mine think of {v}?",
 )
+
+
+def plausible(kind: str, cue: str | None = None) -> tuple[str, ...]:
+    """Every attribute an entity of ``kind`` (told by the word ``cue``) plausibly has in the
+    world: :func:`~clarisql.envs.synth.names.attributes_of` and
+    :data:`~clarisql.envs.synth.names.PERSONAL_ATTRIBUTES`. The three column kinds ask only
+    for these (a question a user could write about those records)."""
+    if cue is not None and cue in CUE_ATTRIBUTES:  # (the kind's list may not fit the cue)
+        return CUE_ATTRIBUTES[cue]
+    return tuple(dict.fromkeys((*attributes_of(kind, cue), *PERSONAL_ATTRIBUTES.get(kind, ()))))
+
+
+#: entity words too general for a question about the world (an invoice's ``item``)
+_GENERIC_NOUNS = frozenset("item part good unit asset contact".split())
 _WORD = re.compile(r"[a-z]+")
 _YEAR_WORD = re.compile(r"year|yr|date|time|season|period", re.I)
 _STOP = frozenset(
@@ -212,6 +230,20 @@ def head_noun(text: str) -> str:
     while len(ws) > 1 and ws[-1] in _GENERIC:
         ws.pop()
     return singular(ws[-1]) if ws else ""
+
+
+def foreign_word(name: str) -> bool:
+    """A column name that cannot be put in words (:func:`~clarisql.envs.synth.names.speakable`)
+    because it holds a word of five letters or more that is no word of the question language
+    (``gehalt``, ``lebenserwartung``, ``arbeitnehmer_id``), not only short abbreviations
+    (``AgtCity``, ``hbp``). What it holds cannot be told, so an attribute asked of a table that
+    reaches it is never called unanswerable."""
+    if speakable(name):
+        return False
+    return any(
+        len(p) >= 5 and p.isalpha() and p not in ABBREVIATIONS and not language_word(p)
+        for p in split_name(name)
+    )
 
 
 def _norm(name: str) -> str:
@@ -260,8 +292,8 @@ def absent(attr: str, tables: list[TableProfile], semantic: Any = None) -> bool:
                 aw <= words(v) for v in c.samples if isinstance(v, str) and len(v) <= 200
             ):
                 return False
-            if semantic is not None and speakable(c.name) and semantic(attr, in_words(c.name)):
-                return False
+            if semantic is not None and semantic(attr, in_words(c.name)):
+                return False  # (a name that is no English word may still be close in meaning)
     return True
 
 
@@ -321,7 +353,7 @@ class _UnansGen:
                 self._semantic = embedder_check() or (lambda a, b: False)
                 prime = getattr(self._semantic, "prime", None)
                 if prime is not None:  # every column name in one batch, then one text per attr
-                    pools = [a for attrs in RELATED.values() for a in attrs] + [attr]
+                    pools = [a for k in RELATED for a in plausible(k)] + [attr]
                     prime(
                         [*pools, *(in_words(c.name) for t in self.lake.tables for c in t.columns)]
                     )
@@ -329,9 +361,17 @@ class _UnansGen:
         return self._absent[attr]
 
     # --- shared pieces -------------------------------------------------------------------------
-    def subject(self, t: TableProfile) -> tuple[ColumnProfile, Any] | None:
-        """A name column of ``t`` and one of its values (the record a question is about)."""
-        cols = entities(t) or [c for c in t.usable() if c.unique and c.kind in ("text", "integer")]
+    def subject(self, t: TableProfile, titled: bool = False) -> tuple[ColumnProfile, Any] | None:
+        """A name column of ``t`` and one of its values (the record a question is about);
+        with ``titled``, only a column called a name or a title (an opinion is asked of a
+        film's title, not of its composer credits)."""
+        cols = entities(t) or [
+            c
+            for c in t.usable()
+            if c.unique and c.kind in ("text", "integer") and speakable(c.name)
+        ]
+        if titled:
+            cols = [c for c in cols if {"name", "title"} & set(split_name(c.name))]
         if not cols:
             return None
         c = self.rng.choice(cols)
@@ -362,6 +402,7 @@ class _UnansGen:
         """A scope column of ``t``, one of its values matching 2..20 rows, and a name column
         (the listing form: "the {attr} of every {subj} whose {key} is {v}")."""
         ents, scs = entities(t), scopes(t)
+        ents = [c for c in ents if c.unique] or ents  # a name that tells the rows apart first
         if not ents or not scs:
             return None
         d, lab = self.rng.choice(scs), self.rng.choice(ents)
@@ -409,7 +450,7 @@ class _UnansGen:
         twin: dict[str, Any] | None = None
         if subj is not None:
             tpl = frame(_ATTR_Q, rng)
-            slots = {"subj": _row(t), "key": human(subj[0].name), "v": _q(subj[1])}
+            slots = {"subj": _row(t), "key": _key(subj[0], t), "v": _q(subj[1])}
             cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
@@ -423,7 +464,7 @@ class _UnansGen:
         else:
             d, v, lab = where  # type: ignore[misc]
             tpl = frame(_ATTR_Q_WHERE, rng)
-            slots = {"subj": _row(t), "subjs": plural(_row(t)), "key": human(d.name), "v": _q(v)}
+            slots = {"subj": _row(t), "subjs": plural(_row(t)), "key": _key(d, t), "v": _q(v)}
             cond = f"{qi(d.name)} = {sql_lit(v)}"
             cols = [f"{t.name}.{d.name}"]
             twin = {  # the name column: a listed answer that names its rows
@@ -437,8 +478,9 @@ class _UnansGen:
             return None
         if twin is not None:
             rows = self.v.rows(twin["gold_sql"])
-            if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]):
-                twin = None
+            repeated = rows is not None and len({tuple(r) for r in rows}) < len(rows)
+            if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]) or repeated:
+                twin = None  # (repeated rows: a listed answer that cannot tell its rows apart)
             else:
                 twin["tables"] = [t.name]
         meta = {"requested": attr, **extra}
@@ -511,32 +553,38 @@ class _UnansGen:
     def in_doubt(self, t: TableProfile, attr: str) -> bool:
         """``attr``'s head noun (:func:`head_noun`) is the head noun of a column of ``t`` or of
         any table reachable from it: a join path may hold it (``list price`` of a product with
-        a ``product_price``), so it is never asked as unanswerable."""
+        a ``product_price``), so it is never asked as unanswerable. So is every attribute when
+        such a table has a column named in another language (:func:`foreign_word`)."""
         h = head_noun(attr)
         if not h:
             return True
         if t.name not in self._heads:
             reach = self.reachable(t)
-            self._heads[t.name] = {
-                head_noun(c.name) for x in self.lake.tables if x.name in reach for c in x.columns
-            }
-        return h in self._heads[t.name]
+            near = [c for x in self.lake.tables if x.name in reach for c in x.columns]
+            self._heads[t.name] = {head_noun(c.name) for c in near}
+            if any(foreign_word(c.name) for c in near):
+                self._heads[t.name].add("*")  # a column in another language may hold anything
+        return h in self._heads[t.name] or "*" in self._heads[t.name]
 
     def kind_of(self, t: TableProfile) -> str:
-        return entity_kind(t.name, [c.name for c in t.columns])
+        return self.cue_of(t)[0]
+
+    def cue_of(self, t: TableProfile) -> tuple[str, str | None]:
+        return entity_cue(t.name, [c.name for c in t.columns])
 
     def column_related(self) -> Made | None:
-        """An attribute such entities have in the world (:data:`RELATED` of the table's kind)
-        that no table of the lake holds."""
+        """An attribute such entities have in the world (:func:`plausible` for the table's
+        kind) that no table of the lake holds; half the time one that shares a word with a
+        column of the table (:meth:`look_alike`)."""
         t = self.rng.choice(self.tables)
-        kind = self.kind_of(t)
+        kind, cue = self.cue_of(t)
         if kind == "thing":  # rows of unknown kind: what they lack cannot be told (nor in what
             return None  # language their schema speaks), so no column-related request
-        pool = [a for a in RELATED[kind] if self.absent_anywhere(a)]
+        pool = [a for a in attributes_of(kind, cue) if self.absent_anywhere(a)]
         if not pool:
             return None
         attr = self.rng.choice(self.look_alike(t, pool, str))
-        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind})
+        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
 
     def look_alike(self, t: TableProfile, pool: list[Any], name: Any) -> list[Any]:
         """Half the time, the attributes of ``pool`` that share a word with a column ``t`` has
@@ -554,18 +602,24 @@ class _UnansGen:
         return near if near and self.rng.random() < 0.5 else pool
 
     def column_unrelated(self) -> Made | None:
-        """An attribute of another kind of entity (the ``breed`` of an invoice), none of whose
-        words is in the lake's schema or values."""
+        """An attribute entities of the table's kind plausibly have (:func:`plausible`: the
+        ``star sign`` of a customer, the ``carbon footprint`` of a product) but that is
+        unrelated to the schema: none of its words is in the lake's table or column names or
+        values. A question a user could ask about those records, never another kind's
+        attribute (no ``mayor`` of a product); rows of unknown kind get none."""
         t = self.rng.choice(self.tables)
-        kind = self.kind_of(t)
-        own = set(RELATED[kind])
-        pool = sorted(
-            {a for k, attrs in RELATED.items() if k not in (kind, "thing") for a in attrs} - own
-        )
-        pool = [a for a in pool if not (words(a) & self.vocab) and self.absent_anywhere(a)]
+        kind, cue = self.cue_of(t)
+        if kind == "thing":
+            return None
+        pool = [
+            a
+            for a in plausible(kind, cue)
+            if not (words(a) & self.vocab) and self.absent_anywhere(a)
+        ]
         if not pool:
             return None
-        return self.attr_task(K_UNRELATED, t, self.rng.choice(pool), {"entity_kind": kind})
+        attr = self.rng.choice(pool)
+        return self.attr_task(K_UNRELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
 
     def non_sql(self) -> Made | None:
         rng = self.rng
@@ -575,7 +629,7 @@ class _UnansGen:
             m, d = rng.choice(ms), rng.choice(ds)  # a scope column has >= 2 values (profile)
             agg = rng.choice([a for a in agg_names(m) if a != "min"])  # no total of a rate
             text = rng.choice(_NONSQL_MEASURE).format(
-                agg=AGG_WORDS[agg], m=human(m.name), d=human(d.name)
+                am=agg_words(agg, human(m.name)), d=human(d.name)
             )
             naive = (
                 f"SELECT {qi(d.name)}, {agg.upper()}({qi(m.name)}) FROM {qi(t.name)} "
@@ -584,10 +638,12 @@ class _UnansGen:
             cols = [f"{t.name}.{m.name}", f"{t.name}.{d.name}"]
         else:
             subj = self.subject(t)
-            texts = [
+            texts = [  # (a column whose name cannot be put in words is not asked about)
                 c
                 for c in t.usable()
-                if c.kind == "text" and (subj is None or c.name != subj[0].name)
+                if c.kind == "text"
+                and speakable(c.name)
+                and (subj is None or c.name != subj[0].name)
             ]
             if subj is None or not texts:
                 return None
@@ -597,7 +653,7 @@ class _UnansGen:
             cue = t.name + " " + " ".join(x.name for x in t.columns if not id_like_name(x.name))
             pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
             text = rng.choice(pool).format(
-                c=human(c.name), subj=_row(t), key=human(subj[0].name), v=_q(subj[1])
+                c=human(c.name), subj=_row(t), key=_key(subj[0], t), v=_q(subj[1])
             )
             naive = f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{c.name}", f"{t.name}.{subj[0].name}"]
@@ -606,17 +662,34 @@ class _UnansGen:
             return None  # non-sql is about columns that exist, and their data is there
         return _made(K_NONSQL, text, naive, [t.name], cols, {})
 
+    def entity_noun(self, t: TableProfile) -> str | None:
+        """What one row of ``t`` is, as a common noun a question about the world may use:
+        the word of the table's name that tells its kind (:func:`~clarisql.envs.synth.names.
+        entity_cue`: ``product_suppliers`` -> ``supplier``, ``staff`` -> ``staff member``),
+        or a one-word name of the question language when the columns told the kind
+        (``highschooler``). ``None`` for rows of unknown kind and for names that are no
+        word (``tblx``, ``mitarbeiter``): never the table's name as it is."""
+        kind, cue = self.cue_of(t)
+        if kind == "thing" or cue in _GENERIC_NOUNS:
+            return None  # ("How do I choose an item?" asks about nothing in particular)
+        if cue is None:
+            ws = [w for w in split_name(t.name) if w.isalpha()]
+            if len(ws) != 1 or not speakable(ws[0]) or len(ws[0]) < 3:
+                return None
+            cue = ws[0]
+        return singular(cue)
+
     def out_of_domain(self) -> Made | None:
         """Advice, opinion or general knowledge about the kind of thing a table holds (its
         rows in words): the database's own domain, but no row of it answers."""
         rng = self.rng
         t = rng.choice(self.tables)
-        ent = singular(" ".join(w for w in human(t.name).split() if w.isalpha() and speakable(w)))
-        if len(ent) < 3:
+        ent = self.entity_noun(t)
+        if ent is None:
             return None
         kind = self.kind_of(t)
-        frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work", "thing"))
-        subj = self.subject(t) if kind in ("product", "work") else None
+        frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work"))
+        subj = self.subject(t, titled=True) if kind in ("product", "work") else None
         meta: dict[str, Any] = {"about": ent}
         if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
             text = rng.choice(_OOD_OPINION).format(v=_q(subj[1]))
@@ -640,6 +713,12 @@ def _nearness(attr: str, c: ColumnProfile, t: TableProfile) -> tuple[int, float,
 def _row(t: TableProfile) -> str:
     """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``."""
     return singular(human(t.name))
+
+
+def _key(c: ColumnProfile, t: TableProfile) -> str:
+    """The key column in words as a user names it for a record of ``t`` (the ``customer
+    name`` of a customer is its ``name``: :func:`~clarisql.envs.synth.phrasing.key_words`)."""
+    return key_words(human(c.name), _row(t))
 
 
 def _q(v: Any) -> str:
@@ -694,4 +773,4 @@ def unanswerable_tasks(
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RELATED", "absent", "head_noun", "unanswerable_tasks", "words"]
+__all__ = ["RELATED", "absent", "head_noun", "plausible", "unanswerable_tasks", "words"]

@@ -7,8 +7,11 @@ Well-specified requests name the row by its key (a unique column) and say every 
 Underspecified requests (the user reveals the gold value when asked with the matching label):
 - ``not-exist``: the row is named by an abbreviated or misspelled name that >= 2 names fit
   (the same surfaces as :mod:`.clarify`);
-- ``Missing``: "every row of the {scope} I'm handling" without saying which scope value (>= 2
-  values have rows), or a new row for one table of a family of same-schema tables.
+- ``Missing``: "every row of the {scope} I have in mind" without saying which scope value (>= 2
+  values have rows): a price raised or lowered by a share, or the few rows below a bound
+  deleted; or a new row for one table of a family of same-schema tables.
+A swap (two statements) exchanges a name, date or position between two neighbouring rows of
+one parent row (or one scope value), said in the request.
 
 Every task carries ``gold_actions``, ``metadata["naive_actions"]`` (the literal reading: the name
 as written, the default scope value or table; equal to the gold for well-specified requests) and
@@ -30,6 +33,15 @@ What a reviewer would reject is not made:
   deleting it leaves no orphans;
 - a new number stays near the old one (half to one and a half times it, within the column's
   range): no country of a billion people;
+- no write changes a total of other rows or one of its terms (:func:`derived_columns`, found
+  on the data: ``invoices.Total`` = the sum of its lines' price times quantity), and a table
+  holding or feeding one gets no insert: the data keeps adding up;
+- no arbitrary number over a range of rows ("change the total of all its invoices below 1.98
+  to 1.43"): a scope update changes a price-like measure (:func:`priced`) by a share, over at
+  most :data:`MAX_SCOPE_ROWS` rows;
+- a swap never exchanges a measure (two tracks' sizes) nor rows with nothing in common: the
+  two rows are neighbours by key inside one group (:meth:`_WriteGen.groups`: the most specific
+  parent reference, else a scope), and the request says which group;
 - a new row never copies a row's unique name (a second "Serang"), states no missing value and
   no value the database sets itself (``last_update``), copies no other unique value (an
   e-mail, a phone number: left out), copies no value that nearly every row holds alone (a name
@@ -68,6 +80,8 @@ from clarisql.envs.synth.layers.common import (
     tidy,
     top_up,
 )
+from clarisql.envs.synth.names import speakable
+from clarisql.envs.synth.phrasing import plural, singular
 from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -75,7 +89,7 @@ from clarisql.envs.tasks import Label, Task, Underspec
 
 _UPDATE = (
     "Please change the {c} of the {row} with {k} {kv} to {new}.",
-    "Set the {c} of {row} {kv} ({k}) to {new}.",
+    "Set the {c} of the {row} with {k} {kv} to {new}.",
     "The {c} of the {row} whose {k} is {kv} is wrong; it should be {new}.",
 )
 _DELETE = (
@@ -88,29 +102,51 @@ _NAME_UPDATE = (
     "Set the {c} of the {row} {name} to {new}.",
     "Please change the {c} for {name} in the {rows} to {new}.",
 )
+#: a change of price a user asks for over a set of rows: by a share, never to one number
 _SCOPE_UPDATE = (
-    "{pre}set the {c} of every {row} there whose {c} is below {x} to {new}.",
-    "{pre}change the {c} of all its {rows} with a {c} below {x} to {new}.",
+    "{pre}{verb} the {c} of every {row} by {pct} percent.",
+    "{pre}{verb} the {c} of the {rows} by {pct} percent.",
 )
-_SCOPE_DELETE = ("{pre}delete every {row} there whose {c} is below {x}.",)
+_SCOPE_DELETE = (
+    "{pre}delete the {rows} whose {c} is below {x}.",
+    "{pre}remove every {row} with a {c} below {x}.",
+)
+#: two rows of one group (the same parent or scope value) whose values were mixed up
 _SWAP = (
-    "The {c} values of the {rows} with {k} {a} and {b} were entered the wrong way round; swap them.",
-    "Please exchange the {c} of {rows} {a} and {b} ({k}).",
+    "The {c} values of the {rows} with {k} {a} and {b} in {g} {gv} were entered the wrong way "
+    "round; swap them.",
+    "In {g} {gv}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were mixed "
+    "up; please swap them.",
 )
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
-_SCOPE_PRE = ("For the {slot} I have in mind, ", "Within the one {slot} I mean, ")
+_SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
+#: a scope update changes at most this many rows
+MAX_SCOPE_ROWS = 40
+#: roles of a column two rows' values of which can be swapped by mistake (a name, a date, a
+#: position): not a measure, a flag or a code
+SWAPPABLE = ("name", "date", "ordinal")
+#: words of a measure that is a price, which users raise or lower by a share
+_PRICE = {
+    "price", "cost", "fee", "fees", "rate", "salary", "wage", "wages", "charge", "fare",
+    "rent", "pay", "budget", "premium", "tariff", "commission", "stipend",
+}  # fmt: skip
 
 
-_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
+def priced(c: ColumnProfile) -> bool:
+    """A measure named as a price, cost, fee, rate or pay (:data:`_PRICE`)."""
+    return bool(set(name_words(c.name)) & _PRICE)
 
 
 def _row(t: str) -> str:
-    h = human(t)
-    head, _, last = h.rpartition(" ")
-    if last in _IRREGULAR:
-        return f"{head} {_IRREGULAR[last]}".strip()
-    return h[:-1] if h.endswith("s") and not h.endswith("ss") else h
+    """One row of table ``t`` as a noun (``addresses`` -> ``address``, ``staff`` -> ``staff
+    member``: :func:`~clarisql.envs.synth.phrasing.singular`)."""
+    return singular(human(t))
+
+
+def _rows(t: str) -> str:
+    """The rows of table ``t`` as a plural noun (``film`` -> ``films``)."""
+    return plural(_row(t))
 
 
 def _q(v: Any) -> str:
@@ -214,6 +250,109 @@ def _day_like(x: str) -> bool:
     return len(x) >= 7 and x[:4].isdigit() and x[4] == "-" and x[5:7].isdigit()
 
 
+def references(lake: LakeProfile, v: Verifier) -> list[tuple[str, list[str], str, list[str]]]:
+    """Every reference between tables: ``(child, child columns, parent, parent columns)``, from
+    the foreign keys the schema declares (``PRAGMA foreign_key_list`` on every table,
+    multi-column keys too, whatever discovery kept) and from the discovered joins with their
+    alternative paths."""
+    refs: list[tuple[str, list[str], str, list[str]]] = []
+    names = {t.name for t in lake.tables}
+    for t in lake.tables:
+        got = v.rows(f"SELECT * FROM pragma_foreign_key_list({sql_lit(t.name)})") or []
+        by_id: dict[Any, list[tuple]] = {}
+        for r in got:
+            by_id.setdefault(r[0], []).append(r)
+        for rows in by_id.values():
+            parent = rows[0][2]
+            if parent not in names:
+                continue
+            src = [r[3] for r in sorted(rows, key=lambda r: r[1])]
+            dst = [r[4] for r in sorted(rows, key=lambda r: r[1])]
+            if any(x is None for x in dst):  # a key naming no column: the parent's primary key
+                info = v.rows(f"SELECT name, pk FROM pragma_table_info({sql_lit(parent)})")
+                pk = [n for n, k in sorted(info or [], key=lambda r: r[1]) if k]
+                if len(pk) != len(src):
+                    continue
+                dst = pk
+            refs.append((t.name, src, parent, dst))
+    for j in lake.joins:
+        for (lt, lc), (rt, rc) in [(j.left, j.right), *j.alternatives]:
+            refs.append((lt, [lc], rt, [rc]))
+    return refs
+
+
+#: at most this many numeric columns of a child table are tried as the terms of a total
+_MAX_TERMS = 6
+
+
+def derived_columns(
+    lake: LakeProfile,
+    v: Verifier,
+    refs: list[tuple[str, list[str], str, list[str]]] | None = None,
+    share: float = 0.95,
+) -> set[tuple[str, str]]:
+    """``(table, column)`` pairs a write must not change alone: a number of a parent row equal to
+    a total over its child rows (``invoices.Total`` = the sum of ``UnitPrice * Quantity`` of its
+    ``invoice_items``; a ``track_count`` = their number) on >= ``share`` of the parents that have
+    children (at least 3, a fifth of them with two or more: one child each is a copy, not a
+    total), and the child columns that total is made of; never an identifier or code. Checked on the data,
+    one grouped query per reference (:func:`references`); names play no part."""
+    refs = references(lake, v) if refs is None else refs
+    out: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str, str]] = set()
+    for child, src, parent, dst in refs:
+        if len(src) != 1 or child == parent or (child, src[0], parent, dst[0]) in seen:
+            continue
+        seen.add((child, src[0], parent, dst[0]))
+        try:
+            ct, pt = lake.table(child), lake.table(parent)
+        except KeyError:
+            continue
+        nums = lambda t, skip: [  # noqa: E731
+            c
+            for c in t.columns
+            if c.kind in ("integer", "real")
+            and not c.needs_cast
+            and c.name not in skip
+            and not c.unique
+        ]
+        pms = [
+            c
+            for c in nums(pt, {dst[0]})
+            if c.distinct >= 3 and column_role(c) not in ("identifier", "code")
+        ]
+        cms = nums(ct, {src[0]})[:_MAX_TERMS]
+        if not pms:
+            continue
+        terms: list[tuple[str, tuple[str, ...]]] = [("COUNT(*)", ())]
+        terms += [(f"SUM({qi(c.name)})", (c.name,)) for c in cms]
+        terms += [
+            (f"SUM({qi(a.name)} * {qi(b.name)})", (a.name, b.name))
+            for i, a in enumerate(cms)
+            for b in cms[i + 1 :]
+        ]
+        sums = ", ".join(f"{e} AS s{i}" for i, (e, _) in enumerate(terms))
+        checks = ", ".join(
+            f"SUM(ABS(p.{qi(m.name)} - s.s{i}) <= 0.005 + 0.0001 * ABS(p.{qi(m.name)}))"
+            for m in pms
+            for i in range(len(terms))
+        )
+        got = v.rows(
+            f"SELECT COUNT(*), SUM(s.s0 >= 2), {checks} FROM {qi(parent)} AS p "
+            f"JOIN (SELECT {qi(src[0])} AS k, "
+            f"{sums} FROM {qi(child)} GROUP BY 1) AS s ON s.k = p.{qi(dst[0])}"
+        )
+        if not got or not got[0][0] or got[0][0] < 3 or (got[0][1] or 0) < 0.2 * got[0][0]:
+            continue  # (one child per parent: a copy, not a total)
+        n, hits = got[0][0], got[0][2:]
+        for a, m in enumerate(pms):
+            for i, (_, cols) in enumerate(terms):
+                if (hits[a * len(terms) + i] or 0) >= share * n:
+                    out.add((parent, m.name))
+                    out.update((child, c) for c in cols)
+    return out
+
+
 class _WriteGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
@@ -223,13 +362,18 @@ class _WriteGen:
         self.base = v.base_digest()
         self.names = _ClarifyGen(lake, v, rng)
         self._refs: list[tuple[str, list[str], str, list[str]]] | None = None
+        self._derived: set[tuple[str, str]] | None = None
+        self._swapped: set[tuple[str, str, Any, Any]] = set()
 
     def keyed(self) -> list[tuple[TableProfile, ColumnProfile]]:
         return [
             (t, k)
             for t in self.tables
             for k in t.columns[:1]  # the first column, when it is a key (the usual primary key)
-            if k.unique and k.kind in ("integer", "text") and not k.needs_cast
+            if k.unique
+            and k.kind in ("integer", "text")
+            and not k.needs_cast
+            and speakable(k.name)  # (the request names the key: no "abschrift ID")
         ]
 
     def pick_row(self, t: TableProfile, k: ColumnProfile, where: str = "1") -> tuple | None:
@@ -282,6 +426,7 @@ class _WriteGen:
             return None
         kv = row[0]
         cols = [c for c in [*measures(t), *scopes(t)] if _writable(c) and c.name != k.name]
+        cols = self.free(t, cols)
         if not cols:
             return None
         c = rng.choice(cols)
@@ -302,37 +447,20 @@ class _WriteGen:
         return _made(text, [act], None, [], t, [k, c], "update", "simple")
 
     def references(self) -> list[tuple[str, list[str], str, list[str]]]:
-        """Every reference between tables: ``(child, child columns, parent, parent columns)``,
-        from the foreign keys the schema declares (``PRAGMA foreign_key_list`` on every table,
-        multi-column keys too, whatever discovery kept) and from the discovered joins with
-        their alternative paths."""
-        if self._refs is not None:
-            return self._refs
-        refs: list[tuple[str, list[str], str, list[str]]] = []
-        names = {t.name for t in self.lake.tables}
-        for t in self.lake.tables:
-            got = self.v.rows(f"SELECT * FROM pragma_foreign_key_list({sql_lit(t.name)})") or []
-            by_id: dict[Any, list[tuple]] = {}
-            for r in got:
-                by_id.setdefault(r[0], []).append(r)
-            for rows in by_id.values():
-                parent = rows[0][2]
-                if parent not in names:
-                    continue
-                src = [r[3] for r in sorted(rows, key=lambda r: r[1])]
-                dst = [r[4] for r in sorted(rows, key=lambda r: r[1])]
-                if any(x is None for x in dst):  # a key naming no column: the parent's primary key
-                    info = self.v.rows(f"SELECT name, pk FROM pragma_table_info({sql_lit(parent)})")
-                    pk = [n for n, k in sorted(info or [], key=lambda r: r[1]) if k]
-                    if len(pk) != len(src):
-                        continue
-                    dst = pk
-                refs.append((t.name, src, parent, dst))
-        for j in self.lake.joins:
-            for (lt, lc), (rt, rc) in [(j.left, j.right), *j.alternatives]:
-                refs.append((lt, [lc], rt, [rc]))
-        self._refs = refs
-        return refs
+        """Every reference between tables (:func:`references`), computed once."""
+        if self._refs is None:
+            self._refs = references(self.lake, self.v)
+        return self._refs
+
+    def derived(self) -> set[tuple[str, str]]:
+        """The columns a write must keep consistent (:func:`derived_columns`), computed once."""
+        if self._derived is None:
+            self._derived = derived_columns(self.lake, self.v, self.references())
+        return self._derived
+
+    def free(self, t: TableProfile, cols: list[ColumnProfile]) -> list[ColumnProfile]:
+        """``cols`` less the ones that hold or feed a total of other rows."""
+        return [c for c in cols if (t.name, c.name) not in self.derived()]
 
     def unreferenced(self, t: TableProfile, alias: str | None = None) -> str:
         """A WHERE condition: no row of another table refers to this one (every declared
@@ -372,6 +500,8 @@ class _WriteGen:
         every stated value besides the key."""
         if any(c.name != (k.name if k else None) for c in natural_keys(t)):
             return None
+        if any(x == t.name for x, _ in self.derived()):
+            return None  # a new row would leave a total of other rows (or its own) wrong
         row = self.pick_row(t, k or t.columns[0])
         if row is None:
             return None
@@ -467,7 +597,9 @@ class _WriteGen:
     def update_by_name(self) -> Made | None:
         rng = self.rng
         cands = [
-            t for t in self.tables if natural_keys(t) and any(_writable(m) for m in measures(t))
+            t
+            for t in self.tables
+            if natural_keys(t) and any(_writable(m) for m in self.free(t, measures(t)))
         ]
         if not cands:
             return None
@@ -483,7 +615,7 @@ class _WriteGen:
         )
         if values is None or unique_nearest(surface, gold, [r[0] for r in values]):
             return None
-        m = rng.choice([m for m in measures(t) if _writable(m)])
+        m = rng.choice([m for m in self.free(t, measures(t)) if _writable(m)])
         old = self.v.rows(
             f"SELECT MAX({qi(m.name)}) FROM {qi(t.name)} WHERE {qi(e.name)} = {sql_lit(gold)}"
         )
@@ -491,7 +623,7 @@ class _WriteGen:
         head = f"UPDATE {qi(t.name)} SET {qi(m.name)} = {sql_lit(new)} WHERE {qi(e.name)} = "
         gold_a, naive_a = [head + sql_lit(gold)], [head + sql_lit(surface)]
         text = rng.choice(_NAME_UPDATE).format(
-            c=human(m.name), row=_row(t.name), rows=human(t.name), name=_q(surface), new=_q(new)
+            c=human(m.name), row=_row(t.name), rows=_rows(t.name), name=_q(surface), new=_q(new)
         )
         if not self.check(gold_a, naive_a):
             return None
@@ -503,7 +635,7 @@ class _WriteGen:
         """Every row of one scope value: ``Missing`` (which one is not said) or, for a year,
         ``Unmatch`` (a year outside the data; the literal reading takes the nearest one)."""
         rng = self.rng
-        cands = [t for t in self.tables if _managed(t) and any(_writable(m) for m in measures(t))]
+        cands = [t for t in self.tables if _managed(t) and self.free(t, measures(t))]
         if not cands:
             return None
         t = rng.choice(cands)
@@ -522,7 +654,10 @@ class _WriteGen:
             naive_v = vals[0]  # the commonest value: what a literal reader assumes
             gold_v = rng.choice(vals[1:])
             pre = rng.choice(_SCOPE_PRE).format(slot=human(d.name))
-        m = rng.choice([m for m in measures(t) if _writable(m)])
+        ms = [m for m in self.free(t, measures(t)) if _writable(m)]
+        if not ms:
+            return None
+        m = rng.choice(ms)
         got = self.scope_action(t, d, m, gold_v, pre)
         if got is None:
             return None
@@ -543,73 +678,139 @@ class _WriteGen:
     def scope_action(
         self, t: TableProfile, d: ColumnProfile, m: ColumnProfile, gold_v: Any, pre: str
     ) -> tuple[str, Callable[[Any], str], str] | None:
-        """(request text, scope value -> statement, operation) for a write over the few rows of
-        one scope value whose measure is below a bound (a handful of rows: the digest of a
-        write that touches half a table would cost every episode a full rehash)."""
+        """(request text, scope value -> statement, operation) for a write over the rows of one
+        scope value: a price-like measure (:func:`priced`) raised or lowered by a share over a
+        few rows (at most :data:`MAX_SCOPE_ROWS`: the digest of a write that touches half a
+        table would cost every episode a full rehash), or a delete of the few rows whose
+        measure is below a bound. Never one arbitrary number written over a range of rows."""
         rng = self.rng
         tq, dq, mq = qi(t.name), qi(d.name), qi(m.name)
-        update = rng.random() < 0.6
+        update = rng.random() < 0.6 and priced(m)
+        c, row, rows = human(m.name), _row(t.name), _rows(t.name)
+        if update:
+            n = self.v.rows(f"SELECT COUNT(*) FROM {tq} WHERE {dq} = {sql_lit(gold_v)}")
+            if not n or not 2 <= n[0][0] <= MAX_SCOPE_ROWS:
+                return None
+            pct = rng.choice((5, 10, 15, 20, 25))
+            up = rng.random() < 0.5
+            factor = f"{1 + pct / 100 if up else 1 - pct / 100:.2f}"
+            value = (
+                f"CAST(ROUND({mq} * {factor}) AS INTEGER)"
+                if m.kind == "integer"
+                else f"ROUND({mq} * {factor}, 2)"
+            )
+            text = rng.choice(_SCOPE_UPDATE).format(
+                pre=pre, c=c, row=row, rows=rows, pct=pct, verb="raise" if up else "lower"
+            )
+            return (
+                text,
+                lambda x: f"UPDATE {tq} SET {mq} = {value} WHERE {dq} = {sql_lit(x)}",
+                "update",
+            )
         low = self.v.rows(
             f"SELECT {mq} FROM {tq} WHERE {dq} = {sql_lit(gold_v)} "
-            f"AND {present_sql(m, mq)} ORDER BY 1 LIMIT 1 OFFSET {2 if update else 1}"
+            f"AND {present_sql(m, mq)} ORDER BY 1 LIMIT 1 OFFSET 1"
         )
         if not low or low[0][0] is None:
             return None
         lim, shown = sql_lit(low[0][0]), _q(low[0][0])
-        c, row, rows = human(m.name), _row(t.name), human(t.name)
-        if update:
-            new = self.new_number(m, low[0][0])  # near the rows it changes, not the maximum
-            text = rng.choice(_SCOPE_UPDATE).format(
-                pre=pre, c=c, row=row, rows=rows, new=_q(new), x=shown
-            )
-            return (
-                text,
-                lambda x: (
-                    f"UPDATE {tq} SET {mq} = {sql_lit(new)} WHERE {dq} = {sql_lit(x)} AND {mq} < {lim}"
-                ),
-                "update",
-            )
         held = self.v.rows(
             f"SELECT COUNT(*) FROM {tq} WHERE {dq} = {sql_lit(gold_v)} AND {mq} < {lim} "
             f"AND NOT ({self.unreferenced(t)})"
         )
         if not held or held[0][0]:
             return None  # a row another row still refers to would be left an orphan
-        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, x=shown)
+        text = rng.choice(_SCOPE_DELETE).format(pre=pre, c=c, row=row, rows=rows, x=shown)
         return (
             text,
             lambda x: f"DELETE FROM {tq} WHERE {dq} = {sql_lit(x)} AND {mq} < {lim}",
             "delete",
         )
 
+    def groups(self, t: TableProfile, k: ColumnProfile) -> list[ColumnProfile]:
+        """The columns that put rows of ``t`` together: a reference to a parent row (a declared
+        foreign key or a discovered join, :meth:`references`) or a scope (a region, a
+        category), not unique, never the key."""
+        refs = {
+            src[0] for child, src, _, _ in self.references() if child == t.name and len(src) == 1
+        }
+        out = [
+            c
+            for c in t.columns
+            if c.name != k.name
+            and not c.unique
+            and not c.needs_cast
+            and c.distinct >= 2
+            and speakable(c.name)  # (the request names the group)
+            and (c.name in refs or c in scopes(t))
+        ]
+        parents = [c for c in out if c.name in refs]
+        if parents:  # rows of one parent belong together more than rows of one scope, and the
+            top = max(c.distinct for c in parents)  # smallest groups most (an album, not a
+            return [c for c in parents if c.distinct == top]  # media type)
+        return out
+
     def swap(self) -> Made | None:
-        """Two rows exchange the values of one column: a two-statement golden list."""
+        """Two rows of one group (the same parent row or scope value: :meth:`groups`),
+        neighbours by key, exchange a name, date or position (:data:`SWAPPABLE` roles) that
+        was entered the wrong way round: a two-statement golden list. Never a measure (two
+        tracks' sizes), never rows that have nothing to do with each other."""
         rng = self.rng
-        pairs = [(t, k) for t, k in self.keyed() if measures(t) or scopes(t)]
+        pairs = [(t, k) for t, k in self.keyed() if self.groups(t, k)]
         if not pairs:
             return None
         t, k = rng.choice(pairs)
-        cols = [c for c in [*measures(t), *scopes(t)] if _writable(c) and c.name != k.name]
+        g = rng.choice(self.groups(t, k))
+        cols = [
+            c
+            for c in self.free(t, list(t.columns))
+            if c.name not in (k.name, g.name)
+            and speakable(c.name)
+            and _writable(c)
+            and not c.free_text
+            and column_role(c) in SWAPPABLE
+        ]
         if not cols:
             return None
         c = rng.choice(cols)
-        a, b = self.pick_row(t, k), self.pick_row(t, k)
-        if a is None or b is None:
+        tq, cq, kq, gq = qi(t.name), qi(c.name), qi(k.name), qi(g.name)
+        held = self.v.rows(
+            f"SELECT {gq} FROM {tq} WHERE {gq} IS NOT NULL AND {cq} IS NOT NULL GROUP BY 1 "
+            f"HAVING COUNT(DISTINCT {cq}) >= 2 ORDER BY 1 LIMIT 200"
+        )
+        if not held:
             return None
-        i = t.columns.index(c)
-        if a[0] == b[0] or a[i] == b[i] or a[i] is None or b[i] is None:
+        gv = rng.choice(held)[0]
+        members = self.v.rows(
+            f"SELECT {kq}, {cq} FROM {tq} WHERE {gq} = {sql_lit(gv)} AND {cq} IS NOT NULL "
+            f"ORDER BY {kq} LIMIT 50"
+        )
+        steps = [j for j in range(len(members or []) - 1) if members[j][1] != members[j + 1][1]]
+        if not steps:
             return None
-        tq, cq, kq = qi(t.name), qi(c.name), qi(k.name)
+        j = rng.choice(steps)
+        (ka, va), (kb, vb) = members[j], members[j + 1]
+        key = (t.name, c.name, ka, kb)
+        if key in self._swapped:
+            return None  # one task per gold: the same swap in other words is no new task
+        self._swapped.add(key)
         acts = [
-            f"UPDATE {tq} SET {cq} = {sql_lit(b[i])} WHERE {kq} = {sql_lit(a[0])}",
-            f"UPDATE {tq} SET {cq} = {sql_lit(a[i])} WHERE {kq} = {sql_lit(b[0])}",
+            f"UPDATE {tq} SET {cq} = {sql_lit(vb)} WHERE {kq} = {sql_lit(ka)}",
+            f"UPDATE {tq} SET {cq} = {sql_lit(va)} WHERE {kq} = {sql_lit(kb)}",
         ]
         text = rng.choice(_SWAP).format(
-            c=human(c.name), rows=human(t.name), k=human(k.name), a=_q(a[0]), b=_q(b[0])
+            c=human(c.name),
+            row=_row(t.name),
+            rows=_rows(t.name),
+            k=human(k.name),
+            a=_q(ka),
+            b=_q(kb),
+            g=human(g.name),
+            gv=_q(gv),
         )
         if not self.check(acts, None):
             return None
-        return _made(text, acts, None, [], t, [k, c], "update", "moderate")
+        return _made(text, acts, None, [], t, [k, g, c], "update", "moderate")
 
     def family_insert(self) -> Made | None:
         fams = [
