@@ -68,6 +68,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rapidfuzz.distance.Levenshtein import distance as _lev_distance
+
 #: The explorers the reports name, in order (surface explorers, then two rank explorers).
 EXPLORERS = ("nearest", "prefix", "trigram", "first-row", "most-frequent")
 #: The explorers that read what the user wrote (they decide the readings).
@@ -90,21 +92,11 @@ class Candidate:
 
 
 def levenshtein(a: str, b: str, bound: int | None = None) -> int:
-    """Edit distance (insert, delete, substitute; one each), O(len(a) * len(b)). With ``bound``,
-    any distance above it is returned as ``bound + 1`` (faster: rows stop early)."""
-    if len(a) < len(b):
-        a, b = b, a
-    if bound is not None and len(a) - len(b) > bound:
-        return bound + 1
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        if bound is not None and min(cur) > bound:
-            return bound + 1
-        prev = cur
-    return prev[-1]
+    """Edit distance (insert, delete, substitute; one each). With ``bound``, any distance above
+    it is returned as ``bound + 1``. Computed by ``rapidfuzz`` (C, bit-parallel: a library made
+    for the job; the same numbers as the textbook dynamic program, property-tested against it
+    in ``tests/test_explorers_speed.py``)."""
+    return _lev_distance(a, b, score_cutoff=bound)
 
 
 def _trigrams(s: str) -> set[str]:
@@ -298,24 +290,33 @@ def _like(part: str) -> str:
     return _lit(f"%{esc}%")
 
 
+def reach_terms(surface: str) -> tuple[list[str], int, int, list[str] | None]:
+    """The terms of :func:`reach_sql` for ``surface``: ``(words, lo, hi, pieces)``. A value is
+    reached when it holds every word, or when its length is within ``[lo, hi]`` and it holds one
+    of the pieces (``pieces`` is ``None`` when the surface is too short to split: any value of
+    that length). "Holds" is SQLite's ``LIKE '%x%'``: a substring, ASCII letters case-folded."""
+    s = surface.strip()
+    b = typo_bound(s)
+    words = _TOKEN.findall(s) or [s]  # LIKE folds ASCII case only: keep the written case
+    k = len(s) // (b + 1)
+    pieces = [s[i * k : (i + 1) * k if i < b else len(s)] for i in range(b + 1)]
+    return words, max(0, len(s) - b), len(s) + b, (pieces if k else None)
+
+
 def reach_sql(table_sql: str, column_sql: str, surface: str, where: str = "") -> str:
     """A query for the distinct values of one column that :func:`readings` could keep for
     ``surface`` (a superset: pass its rows to :func:`readings`), so a suite reads a whole column
     of any size at the cost of one indexed-or-scanned query: values that hold each word of the
     surface, and values of a length within :func:`typo_bound` that hold one of ``bound + 1``
-    pieces of the surface (an edit touches at most one piece, so one piece is left intact)."""
-    s = surface.strip()
-    b = typo_bound(s)
-    words = _TOKEN.findall(s) or [s]  # LIKE folds ASCII case only: keep the written case
+    pieces of the surface (an edit touches at most one piece, so one piece is left intact).
+    :func:`reach_terms` names the terms; ``clarisql.envs.synth.value_index`` answers the same
+    query from memory."""
+    words, lo, hi, pieces = reach_terms(surface)
     conds = ["(" + " AND ".join(f"{column_sql} LIKE {_like(w)} ESCAPE '\\'" for w in words) + ")"]
-    k = len(s) // (b + 1)
-    pieces = [s[i * k : (i + 1) * k if i < b else len(s)] for i in range(b + 1)]
-    near = " OR ".join(f"{column_sql} LIKE {_like(p)} ESCAPE '\\'" for p in pieces)
-    if k == 0:  # too short to split: an intact piece may be empty
-        near = "1"
-    conds.append(
-        f"(length({column_sql}) BETWEEN {max(0, len(s) - b)} AND {len(s) + b} AND ({near}))"
-    )
+    near = "1"  # too short to split: an intact piece may be empty
+    if pieces is not None:
+        near = " OR ".join(f"{column_sql} LIKE {_like(p)} ESCAPE '\\'" for p in pieces)
+    conds.append(f"(length({column_sql}) BETWEEN {lo} AND {hi} AND ({near}))")
     w = f" AND ({where})" if where else ""
     return (
         f"SELECT DISTINCT {column_sql} FROM {table_sql} WHERE {column_sql} IS NOT NULL{w} "
@@ -366,6 +367,7 @@ __all__ = [
     "levenshtein",
     "rank_picks",
     "reach_sql",
+    "reach_terms",
     "readings",
     "resolved_by",
     "tokens",

@@ -223,6 +223,34 @@ class Verifier:
             return None, f"the answer has more than {self.max_rows} rows"
         return tuple(tuple(r) for r in res.rows), None
 
+    def trusted_rows(self, sql: str) -> list[tuple] | None:
+        """Every row of a read the synthesizer makes for itself (not a verdict: no row, byte or
+        step cap; ``EXPLAIN`` allowed), on the same kind of connection :meth:`rows` uses, so the
+        planner sees the same database; ``None`` on an error. Not cached."""
+        try:
+            with self.image.session(writable=False, limits=self._limits) as s:
+                _mapped(s)
+                with s.trusted() as raw:
+                    return [tuple(r) for r in raw.execute(sql)]
+        except Exception:  # (any SQLite error: the caller falls back to a verdict query)
+            return None
+
+    @property
+    def max_bytes(self) -> int:
+        """The answer size (strings by length, other values 8) above which :meth:`rows` gives
+        ``None``."""
+        return self._limits.max_bytes
+
+    @property
+    def max_value_bytes(self) -> int:
+        """SQLite's value-length limit for :meth:`rows`' statements."""
+        return self._limits.max_value_bytes
+
+    @property
+    def max_steps(self) -> int | None:
+        """The SQLite VM steps a statement of :meth:`rows` may take and still be kept."""
+        return self._limits.max_vm_steps
+
     def error(self, sql: str) -> str | None:
         """The database's error message for ``sql`` (``None`` when it runs and passes)."""
         return None if self.rows(sql) is not None else self.last_error

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarisql.envs.explorers import contains, draw, fitting, levenshtein, reach_sql, readings
+from clarisql.envs.explorers import contains, draw, fitting, levenshtein, readings
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     _ID_NAME,
@@ -104,6 +104,7 @@ from clarisql.envs.synth.phrasing import (
 )
 from clarisql.envs.synth.profile import present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
+from clarisql.envs.synth.value_index import ValueIndexes
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
 
@@ -194,6 +195,8 @@ class _ClarifyGen:
             t for t in lake.tables if t.rows > 0 and t.usable() and lake.is_subject(t.name)
         ]
         self._cache: dict[str, list[tuple] | None] = {}
+        self._values = ValueIndexes(v)  # each name column read once (reach_sql from memory)
+        self._fits: dict[tuple[str, str, str], list[Any] | None] = {}
         self.family_scopes = self._family_scopes()
         # written values made so far, per role (a name, a scope value) and problem
         self.made_problems: dict[tuple[str, str], int] = {}
@@ -281,6 +284,12 @@ class _ClarifyGen:
         if sql not in self._cache:
             self._cache[sql] = self.v.rows(sql)
         return self._cache[sql]
+
+    def window(self, table_sql: str, base: str, offset: int) -> list[tuple] | None:
+        """``self.rows(f"{base} ORDER BY 1 LIMIT 150 OFFSET {offset}")`` for a ``SELECT
+        DISTINCT`` statement over ``table_sql``, sliced from one sorted read
+        (:meth:`~clarisql.envs.synth.value_index.ValueIndexes.window`)."""
+        return self._values.window(table_sql, base, 150, offset)
 
     # --- scoping dimensions ---------------------------------------------------------------------
     def _family_scopes(self) -> list[_Scope]:
@@ -387,7 +396,7 @@ class _ClarifyGen:
             where += f" AND {scope_filter[0]} = {sql_lit(scope_filter[1])}"
         base = f"SELECT DISTINCT {qi(col.name)} FROM {qi(t)} WHERE {where}"
         offset = rng.randrange(max(1, col.distinct - 150))
-        vals = [r[0] for r in self.rows(f"{base} ORDER BY 1 LIMIT 150 OFFSET {offset}") or []]
+        vals = [r[0] for r in self.window(qi(t), base, offset) or []]
         vals = [x for x in vals if isinstance(x, str)]
         if not vals or listed(vals):
             return None
@@ -707,12 +716,16 @@ class _ClarifyGen:
         self, table: str, column: str, surface: Any, literal: Any = None
     ) -> list[Any]:
         """The readings of ``surface`` among *every* value of ``table.column`` (read with one
-        query, :func:`~clarisql.envs.explorers.reach_sql`; all values when nothing fits or
+        query, :func:`~clarisql.envs.explorers.reach_sql`, answered from the column's
+        :class:`~clarisql.envs.synth.value_index.ValueIndex`; all values when nothing fits or
         nothing was written), ``literal`` left out."""
         allv = f"SELECT DISTINCT {qi(column)} FROM {qi(table)} WHERE {qi(column)} IS NOT NULL"
         if surface is not None and str(surface).strip():
-            near = [r[0] for r in self.rows(reach_sql(qi(table), qi(column), str(surface))) or []]
-            fit = fitting(str(surface), near)
+            key = (table, column, str(surface))
+            if key not in self._fits:  # (a pure function of the column and the surface)
+                near = [r[0] for r in self._values.reach(qi(table), qi(column), key[2]) or []]
+                self._fits[key] = fitting(key[2], near)
+            fit = self._fits[key]
             if fit is not None:
                 return readings(None, fit, literal)
         return readings(None, [r[0] for r in self.rows(f"{allv} LIMIT 5000") or []], literal)

@@ -20,12 +20,16 @@ an equality filter matches the stored type.
 
 from __future__ import annotations
 
-import difflib
+import heapq
 import random
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from cydifflib import SequenceMatcher as _SequenceMatcher
+from rapidfuzz import fuzz as _rf_fuzz
+from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
@@ -322,10 +326,36 @@ def typo(rng: random.Random, text: str) -> str | None:
 
 
 def close_values(surface: str, values: Iterable[Any], cutoff: float = 0.7) -> list[Any]:
-    """Values an agent could take ``surface`` for (difflib similarity >= cutoff), best first."""
+    """Values an agent could take ``surface`` for (difflib similarity >= cutoff), best first:
+    exactly ``difflib.get_close_matches(surface, sorted(texts), n=8, cutoff=cutoff)``.
+
+    difflib's ratio is 2*M/T with M the length of a common subsequence, so it is at most the
+    Indel ratio 2*LCS/T that rapidfuzz computes in C. Texts are visited by that bound, best
+    first, and the visit stops once the bound falls below the eighth best exact ratio: no text
+    left can enter the top eight (ties are kept to the end, as difflib breaks them by text).
+    The ratios come from ``cydifflib`` (CPython's difflib compiled with Cython: the same
+    algorithm, about 3x faster; property-tested against the standard library's)."""
     by_text = {str(v): v for v in values}
-    hits = difflib.get_close_matches(surface, sorted(by_text), n=8, cutoff=cutoff)
-    return [by_text[h] for h in hits]
+    texts = sorted(by_text)
+    bounds = _rf_process.extract(
+        surface, texts, scorer=_rf_fuzz.ratio, score_cutoff=cutoff * 100 - 1e-6, limit=None
+    )
+    sm = _SequenceMatcher()  # (cydifflib: the standard library's difflib compiled, same ratios)
+    sm.set_seq2(surface)
+    top: list[tuple[float, str]] = []  # a min-heap of the best (ratio, text) so far
+    for text, bound, _ in bounds:
+        if len(top) == _CLOSE_N and bound / 100 + 1e-6 < top[0][0]:
+            break
+        sm.set_seq1(text)
+        if sm.real_quick_ratio() >= cutoff and sm.quick_ratio() >= cutoff:
+            r = sm.ratio()
+            if r >= cutoff:
+                (heapq.heappush if len(top) < _CLOSE_N else heapq.heappushpop)(top, (r, text))
+    return [by_text[h] for _, h in heapq.nlargest(_CLOSE_N, top)]
+
+
+#: How many values :func:`close_values` returns at most (``get_close_matches``' ``n``).
+_CLOSE_N = 8
 
 
 def shared_prefix(value: str, values: Iterable[Any]) -> tuple[str, list[str]] | None:
