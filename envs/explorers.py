@@ -62,6 +62,7 @@ randomness only through the caller's ``random.Random``.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -123,21 +124,34 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+#: a suite asks the same column's values again and again (every surface against every value):
+#: their case-folded text and words are computed once (bounded caches, pure functions)
+_fold = functools.lru_cache(maxsize=1 << 18)(str.casefold)
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _words(folded: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(folded))
+
+
 def tokens(text: str) -> list[str]:
     """Case-folded words of ``text`` (each CJK character one word)."""
-    return _TOKEN.findall(text.casefold())
+    return list(_words(_fold(text)))
 
 
 def contains(surface: str, value: Any) -> bool:
     """True when ``value`` could be what ``surface`` cuts short: it starts with the surface, or
     holds the surface's words in the same order (a left-out word), case-folded."""
-    s, v = surface.casefold().strip(), str(value).casefold()
+    s, v = _fold(surface).strip(), _fold(value if isinstance(value, str) else str(value))
     if not s or s == v:
         return False
     if v.startswith(s):
         return True
-    want, have = tokens(s), iter(tokens(v))
-    return bool(want) and all(w in have for w in want)
+    want = _words(s)
+    if not want:
+        return False
+    have = iter(_words(v))
+    return all(w in have for w in want)
 
 
 def typo_bound(surface: str) -> int:
