@@ -50,11 +50,20 @@ The rule instead:
    the gold (a non-trivial answer, a row in the literal table...) are applied by rejection: the
    first reading of a uniformly shuffled list that passes is uniform over the readings that pass.
 
+4. Readings that give the same answer are one choice to an agent that answers without asking:
+   it can run every reading and answer with the commonest result (:func:`answer_picks`:
+   ``answer-mode``; or the median, the largest, the smallest). So the gold is uniform over the
+   readings' *distinct answers* (under the environment's own comparison), then over the
+   readings that give the gold's answer (:func:`answer_groups`; a generator that draws a reading
+   uniformly keeps it with probability ``smallest group / its group``, which is that law).
+
 Consequence: the readings are known to the agent, the gold is uniform over them, and the data's
 storage order, frequencies and values are fixed before the gold is drawn (or, for ODUTQA, stored
 in an order keyed on each row's own values), so every explorer, surface or rank, is right on at
 most 1/|readings| of the parts in expectation: a guess. ``benchmarks/explorer_audit.py`` measures
-each one's hit rate against that chance rate (and is tested on a planted bias).
+each one's hit rate against that chance rate (and is tested on a planted bias); where the
+readings can be run, an explorer is right when its reading's answer is the gold's, and chance is
+1/|distinct answers|.
 
 Pure functions, no I/O (:func:`value_stats` runs one read through a caller's ``rows`` function);
 randomness only through the caller's ``random.Random``.
@@ -292,6 +301,64 @@ def rank_picks(
     return out
 
 
+#: The answer explorers (:func:`answer_picks`): they run every reading and pick by its answer.
+ANSWER_EXPLORERS = ("answer-mode", "answer-median", "answer-max", "answer-min")
+
+
+def answer_groups(answers: Sequence[Any], same: Callable[[Any, Any], bool]) -> list[list[int]]:
+    """The indices of ``answers`` grouped by answer (``same``: the environment's comparison),
+    in order of first occurrence; an answer that is ``None`` is left out."""
+    groups: list[list[int]] = []
+    for i, a in enumerate(answers):
+        if a is None:
+            continue
+        for g in groups:
+            if same(answers[g[0]], a):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def _scalar(answer: Any) -> float | None:
+    """The number an answer of one cell holds (``None`` otherwise)."""
+    try:
+        ((v,),) = answer
+    except (TypeError, ValueError):
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def answer_picks(
+    reads: Sequence[Any], answers: Sequence[Any], same: Callable[[Any, Any], bool]
+) -> dict[str, Any]:
+    """Each answer explorer's pick among ``reads`` (their answers aligned in ``answers``): a
+    reading of the commonest answer (``answer-mode``; a tie goes to the group whose first
+    reading sorts first), of the median, largest and smallest one-cell number (``None`` where
+    the answers are not numbers). Such an agent is right when its answer is the gold's, so a
+    hit is a pick whose answer is the gold's; a suite whose golds are uniform over the distinct
+    answers holds each at 1/|distinct answers| (module docstring, rule 4)."""
+    groups = answer_groups(answers, same)
+    out: dict[str, Any] = dict.fromkeys(ANSWER_EXPLORERS)
+    if not groups:
+        return out
+    first = [min((reads[i] for i in g), key=_order_key) for g in groups]
+    mode = min(range(len(groups)), key=lambda k: (-len(groups[k]), _order_key(first[k])))
+    out["answer-mode"] = first[mode]
+    nums = [(_scalar(answers[g[0]]), k) for k, g in enumerate(groups)]
+    if all(n is not None for n, _ in nums):
+        order = sorted(nums, key=lambda nk: (nk[0], _order_key(first[nk[1]])))
+        out["answer-min"] = first[order[0][1]]
+        out["answer-max"] = first[order[-1][1]]
+        # the median over the readings (each reading one vote), as an agent would take it
+        votes = [k for _, k in order for _ in groups[k]]
+        out["answer-median"] = first[votes[(len(votes) - 1) // 2]]
+    return out
+
+
 def _like(part: str) -> str:
     """A LIKE pattern ``%part%`` (wildcards escaped with ``\\``), as an SQL literal."""
     esc = part.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -353,12 +420,15 @@ def _lit(v: Any) -> str:
 
 
 __all__ = [
+    "ANSWER_EXPLORERS",
     "EXPLORERS",
     "RANK_DEPTH",
     "SURFACE_EXPLORERS",
     "TYPO_EDITS",
     "Candidate",
     "ambiguous",
+    "answer_groups",
+    "answer_picks",
     "choices",
     "contains",
     "draw",
