@@ -37,7 +37,12 @@ The rule instead:
    - otherwise candidates within a typo's reach (:data:`TYPO_EDITS`): the ones every surface
      explorer ranks first (the nearest ones where they disagree). A misspelling with one nearest
      value has one reading: it is not a clarification task;
-   - otherwise (a real name that is wrong here, a year outside the data) nothing written fits:
+   - otherwise, for a name the data lacks (a word swapped for another value's, two names'
+     halves joined: "Toroblin"), the candidates it could be made from (:func:`made_from`: they
+     share a whole word of >= 4 letters with it, or, for a one-word surface, a word of theirs
+     starts with its first 4 letters or ends with its last 4): no user who writes "Toroblin"
+     means Amsterdam;
+   - otherwise (a year outside the data, a name that shares nothing) nothing written fits:
      every candidate.
 
    The *literal reading* (what the words say taken at face value: the latest year, the nearest
@@ -222,13 +227,38 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     return [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
 
 
+#: The letters a made-up name keeps of a value it was made from (a whole word, a head, a tail).
+HALF = 4
+
+
+def made_from(surface: str, value: Any) -> bool:
+    """True when ``value`` could be one a made-up ``surface`` was made from: they share a whole
+    word of >= :data:`HALF` letters ("Fort Dijon": the values holding Fort or Dijon), or, for a
+    one-word surface, a word of ``value`` starts with its first :data:`HALF` letters or ends
+    with its last :data:`HALF` ("Toroblin": Toronto, Dublin), case-folded."""
+    words = tokens(surface)
+    have = tokens(str(value))
+    long = [w for w in words if len(w) >= HALF and w.isalpha()]
+    if any(w in have for w in long):
+        return True
+    if len(words) != 1 or not long:
+        return False
+    w = long[0]
+    return any(x.startswith(w[:HALF]) or x.endswith(w[-HALF:]) for x in have if len(x) >= HALF)
+
+
+def related(surface: str, cands: Sequence[Any]) -> list[Any]:
+    """The values of ``cands`` that ``surface`` could be made from (:func:`made_from`)."""
+    return [v for v in _values(cands) if made_from(surface, v)]
+
+
 def readings(surface: str | None, cands: Sequence[Any], literal: Any = None) -> list[Any]:
     """The readings of an unclear part, from what an agent sees only (module docstring, rule 1):
     values of ``cands`` (:class:`Candidate` or plain values), in their order, ``literal`` left
     out."""
     vals = _values(cands)
     if surface is not None and str(surface).strip():
-        vals = fitting(str(surface), vals) or vals
+        vals = fitting(str(surface), vals) or related(str(surface), vals) or vals
     return [v for v in vals if not (literal is not None and v == literal)]
 
 
@@ -422,6 +452,7 @@ def _lit(v: Any) -> str:
 __all__ = [
     "ANSWER_EXPLORERS",
     "EXPLORERS",
+    "HALF",
     "RANK_DEPTH",
     "SURFACE_EXPLORERS",
     "TYPO_EDITS",
@@ -434,9 +465,11 @@ __all__ = [
     "draw",
     "fitting",
     "levenshtein",
+    "made_from",
     "rank_picks",
     "reach_sql",
     "readings",
+    "related",
     "resolved_by",
     "tokens",
     "tops",
