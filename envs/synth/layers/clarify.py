@@ -41,7 +41,9 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   left out. Readings an agent could rule out by running them (an empty or zero answer, the
   literal reading's answer, the answer without the unclear filter) do not count, and the gold
   is held to the same test; >= 2 of the rest must give different answers, and the gold is drawn
-  uniformly among the readings (the first of a shuffled list that passes the checks). A
+  uniformly among the readings (the first of a shuffled list that passes the checks), then kept
+  so that it is uniform over their distinct answers (:meth:`_ClarifyGen.keep_by_answer`: an
+  agent that runs every reading and answers the commonest result is no better than a guess). A
   misspelling with one nearest value, or a cut-off with one completion, has one reading: not a
   clarification task; nearest, prefix, first row, most frequent, "the second-latest year" or
   "anything but the nearest" is right on at most 1/|readings| of the parts.
