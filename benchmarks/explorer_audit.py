@@ -23,8 +23,12 @@ Two measures, both from what an agent sees (:mod:`clarisql.envs.explorers`):
   (:func:`~clarisql.envs.explorers.rank_picks`: k-th by value order both ways, by first rowid, by
   frequency, by length, runner-up by edit distance, any but the nearest) picks one, and its hits
   are compared with the chance count (the sum of 1/|readings|), per label kind and per
-  kind:slot. ``z`` is (hits - chance) / sd; a group of >= 8 parts with ``z >= 3.5`` is listed
-  under ``above chance``: the suite's golds lean on something an agent can see.
+  kind:slot. Where the readings are run (a filter the gold query compares), an explorer is
+  right when its reading's *answer* is the gold's, and chance is 1/|distinct answers|; the
+  answer explorers (:func:`~clarisql.envs.explorers.answer_picks`: the commonest answer, the
+  median, the largest, the smallest) join them. A part whose open readings all give one answer
+  is counted ``one answer``: exploring settles it. ``z`` is (hits - chance) / sd; a group of
+  >= 8 parts with ``z >= 3.5`` is listed under ``above chance``: the suite's golds lean on something an agent can see.
 
     python benchmarks/explorer_audit.py --builtin 0
     python benchmarks/explorer_audit.py --suite DIR   # a synthesized suite (tasks.jsonl + lake.sqlite)
@@ -53,6 +57,8 @@ from sqlglot import exp
 from clarisql.envs.explorers import (
     EXPLORERS,
     Candidate,
+    answer_groups,
+    answer_picks,
     rank_picks,
     readings,
     resolved_by,
@@ -275,10 +281,10 @@ class FilterSite:
 
 def open_readings(
     cols: Columns, site: FilterSite, naive_sql: str | None, reads: Sequence[object]
-) -> list[object] | None:
+) -> tuple[list[object], list[list[tuple]]] | None:
     """The readings an agent could not rule out by running them (as the generators do): a
-    non-trivial answer, not the literal reading's answer, not the answer without the filter.
-    ``None`` when there are too many to run."""
+    non-trivial answer, not the literal reading's answer, not the answer without the filter;
+    with their answers. ``None`` when there are too many to run."""
     if len(reads) > MAX_OPEN:
         return None
 
@@ -289,12 +295,13 @@ def open_readings(
             return None
 
     bad = [a for a in (run(naive_sql), run(site.relaxed())) if a is not None]
-    out = []
+    out, answers = [], []
     for x in reads:
         a = run(site.reading(x))
         if a is not None and not is_trivial(a) and not any(same_answer(a, b) for b in bad):
             out.append(x)
-    return out
+            answers.append(a)
+    return out, answers
 
 
 class RankTally:
@@ -306,14 +313,16 @@ class RankTally:
         self.chance: Counter = Counter()
         self.var: Counter = Counter()
 
-    def add(self, groups: Sequence[str], picks: dict, gold: object, n_readings: int) -> None:
-        p = 1 / n_readings
+    def add(self, groups: Sequence[str], hits: dict[str, bool], n_choices: int) -> None:
+        """One part: each explorer's hit, and the choices a guess has (the readings, or their
+        distinct answers where they were run)."""
+        p = 1 / n_choices
         for g in groups:
             self.parts[g] += 1
             self.chance[g] += p
             self.var[g] += p * (1 - p)
-            for name, pick in picks.items():
-                self.hits[g][name] += pick is not None and pick == gold
+            for name, hit in hits.items():
+                self.hits[g][name] += bool(hit)
 
     def report(self) -> tuple[dict, list[str]]:
         out: dict = {}
@@ -423,20 +432,40 @@ def _audit_one(
                 c["gold outside readings"] += 1
                 all_resolved = False
                 continue
+            answers = None
             if site.eq is not None:
-                kept = open_readings(cols, site, t.metadata.get("naive_sql"), reads)
-                if kept is not None and gold not in kept:
+                got = open_readings(cols, site, t.metadata.get("naive_sql"), reads)
+                if got is not None and gold not in got[0]:
                     c["gold ruled out by running it"] += 1
                     all_resolved = False
                     continue
-                reads = reads if kept is None else kept
+                if got is not None:
+                    reads, answers = got
             if len(reads) < 2:  # exploring leaves one reading: the gold, found without asking
                 c["resolved"] += 1
                 continue
+            picks = rank_picks(surface, cands, reads)
+            if answers is None:
+                hits = {k: p is not None and p == gold for k, p in picks.items()}
+                n_choices = len(reads)
+            else:
+                # an agent that never asks is right when its answer is the gold's: each
+                # explorer's reading is scored by its answer, and a guess picks among the
+                # distinct answers (the answer explorers run every reading)
+                picks.update(answer_picks(reads, answers, same_answer))
+                ans = dict(zip(reads, answers, strict=True))
+                hits = {
+                    k: p is not None and p in ans and same_answer(ans[p], ans[gold])
+                    for k, p in picks.items()
+                }
+                n_choices = len(answer_groups(answers, same_answer))
+                if n_choices < 2:  # every reading gives the gold's answer: no question needed
+                    c["one answer"] += 1
+                    continue
             all_resolved = False
             c["ambiguous"] += 1
             groups = [kind, f"{kind}:{u.label.slot}"]
-            ranks.add(groups, rank_picks(surface, cands, reads), gold, len(reads))
+            ranks.add(groups, hits, n_choices)
         no_question += all_resolved
     return underspecified, no_question
 

@@ -37,7 +37,12 @@ The rule instead:
    - otherwise candidates within a typo's reach (:data:`TYPO_EDITS`): the ones every surface
      explorer ranks first (the nearest ones where they disagree). A misspelling with one nearest
      value has one reading: it is not a clarification task;
-   - otherwise (a real name that is wrong here, a year outside the data) nothing written fits:
+   - otherwise, for a name the data lacks (a word swapped for another value's, two names'
+     halves joined: "Toroblin"), the candidates it could be made from (:func:`made_from`: they
+     share a whole word of >= 4 letters with it, or, for a one-word surface, a word of theirs
+     starts with its first 4 letters or ends with its last 4): no user who writes "Toroblin"
+     means Amsterdam;
+   - otherwise (a year outside the data, a name that shares nothing) nothing written fits:
      every candidate.
 
    The *literal reading* (what the words say taken at face value: the latest year, the nearest
@@ -50,11 +55,20 @@ The rule instead:
    the gold (a non-trivial answer, a row in the literal table...) are applied by rejection: the
    first reading of a uniformly shuffled list that passes is uniform over the readings that pass.
 
+4. Readings that give the same answer are one choice to an agent that answers without asking:
+   it can run every reading and answer with the commonest result (:func:`answer_picks`:
+   ``answer-mode``; or the median, the largest, the smallest). So the gold is uniform over the
+   readings' *distinct answers* (under the environment's own comparison), then over the
+   readings that give the gold's answer (:func:`answer_groups`; a generator that draws a reading
+   uniformly keeps it with probability ``smallest group / its group``, which is that law).
+
 Consequence: the readings are known to the agent, the gold is uniform over them, and the data's
 storage order, frequencies and values are fixed before the gold is drawn (or, for ODUTQA, stored
 in an order keyed on each row's own values), so every explorer, surface or rank, is right on at
 most 1/|readings| of the parts in expectation: a guess. ``benchmarks/explorer_audit.py`` measures
-each one's hit rate against that chance rate (and is tested on a planted bias).
+each one's hit rate against that chance rate (and is tested on a planted bias); where the
+readings can be run, an explorer is right when its reading's answer is the gold's, and chance is
+1/|distinct answers|.
 
 Pure functions, no I/O (:func:`value_stats` runs one read through a caller's ``rows`` function);
 randomness only through the caller's ``random.Random``.
@@ -219,13 +233,38 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     return [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
 
 
+#: The letters a made-up name keeps of a value it was made from (a whole word, a head, a tail).
+HALF = 4
+
+
+def made_from(surface: str, value: Any) -> bool:
+    """True when ``value`` could be one a made-up ``surface`` was made from: they share a whole
+    word of >= :data:`HALF` letters ("Fort Dijon": the values holding Fort or Dijon), or, for a
+    one-word surface, a word of ``value`` starts with its first :data:`HALF` letters or ends
+    with its last :data:`HALF` ("Toroblin": Toronto, Dublin), case-folded."""
+    words = tokens(surface)
+    have = tokens(str(value))
+    long = [w for w in words if len(w) >= HALF and w.isalpha()]
+    if any(w in have for w in long):
+        return True
+    if len(words) != 1 or not long:
+        return False
+    w = long[0]
+    return any(x.startswith(w[:HALF]) or x.endswith(w[-HALF:]) for x in have if len(x) >= HALF)
+
+
+def related(surface: str, cands: Sequence[Any]) -> list[Any]:
+    """The values of ``cands`` that ``surface`` could be made from (:func:`made_from`)."""
+    return [v for v in _values(cands) if made_from(surface, v)]
+
+
 def readings(surface: str | None, cands: Sequence[Any], literal: Any = None) -> list[Any]:
     """The readings of an unclear part, from what an agent sees only (module docstring, rule 1):
     values of ``cands`` (:class:`Candidate` or plain values), in their order, ``literal`` left
     out."""
     vals = _values(cands)
     if surface is not None and str(surface).strip():
-        vals = fitting(str(surface), vals) or vals
+        vals = fitting(str(surface), vals) or related(str(surface), vals) or vals
     return [v for v in vals if not (literal is not None and v == literal)]
 
 
@@ -295,6 +334,64 @@ def rank_picks(
         out["runner-up-edit"] = dist[1] if len(dist) > 1 else None
         others = sorted((r for r in rs if r != dist[0]), key=_order_key)
         out["not-nearest"] = others[0] if others else None
+    return out
+
+
+#: The answer explorers (:func:`answer_picks`): they run every reading and pick by its answer.
+ANSWER_EXPLORERS = ("answer-mode", "answer-median", "answer-max", "answer-min")
+
+
+def answer_groups(answers: Sequence[Any], same: Callable[[Any, Any], bool]) -> list[list[int]]:
+    """The indices of ``answers`` grouped by answer (``same``: the environment's comparison),
+    in order of first occurrence; an answer that is ``None`` is left out."""
+    groups: list[list[int]] = []
+    for i, a in enumerate(answers):
+        if a is None:
+            continue
+        for g in groups:
+            if same(answers[g[0]], a):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return groups
+
+
+def _scalar(answer: Any) -> float | None:
+    """The number an answer of one cell holds (``None`` otherwise)."""
+    try:
+        ((v,),) = answer
+    except (TypeError, ValueError):
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def answer_picks(
+    reads: Sequence[Any], answers: Sequence[Any], same: Callable[[Any, Any], bool]
+) -> dict[str, Any]:
+    """Each answer explorer's pick among ``reads`` (their answers aligned in ``answers``): a
+    reading of the commonest answer (``answer-mode``; a tie goes to the group whose first
+    reading sorts first), of the median, largest and smallest one-cell number (``None`` where
+    the answers are not numbers). Such an agent is right when its answer is the gold's, so a
+    hit is a pick whose answer is the gold's; a suite whose golds are uniform over the distinct
+    answers holds each at 1/|distinct answers| (module docstring, rule 4)."""
+    groups = answer_groups(answers, same)
+    out: dict[str, Any] = dict.fromkeys(ANSWER_EXPLORERS)
+    if not groups:
+        return out
+    first = [min((reads[i] for i in g), key=_order_key) for g in groups]
+    mode = min(range(len(groups)), key=lambda k: (-len(groups[k]), _order_key(first[k])))
+    out["answer-mode"] = first[mode]
+    nums = [(_scalar(answers[g[0]]), k) for k, g in enumerate(groups)]
+    if all(n is not None for n, _ in nums):
+        order = sorted(nums, key=lambda nk: (nk[0], _order_key(first[nk[1]])))
+        out["answer-min"] = first[order[0][1]]
+        out["answer-max"] = first[order[-1][1]]
+        # the median over the readings (each reading one vote), as an agent would take it
+        votes = [k for _, k in order for _ in groups[k]]
+        out["answer-median"] = first[votes[(len(votes) - 1) // 2]]
     return out
 
 
@@ -368,21 +465,27 @@ def _lit(v: Any) -> str:
 
 
 __all__ = [
+    "ANSWER_EXPLORERS",
     "EXPLORERS",
+    "HALF",
     "RANK_DEPTH",
     "SURFACE_EXPLORERS",
     "TYPO_EDITS",
     "Candidate",
     "ambiguous",
+    "answer_groups",
+    "answer_picks",
     "choices",
     "contains",
     "draw",
     "fitting",
     "levenshtein",
+    "made_from",
     "rank_picks",
     "reach_sql",
     "reach_terms",
     "readings",
+    "related",
     "resolved_by",
     "tokens",
     "tops",

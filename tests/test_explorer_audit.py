@@ -149,3 +149,56 @@ def test_builtin_no_rank_explorer_above_chance(builtin_reports: list[dict]) -> N
     for r in builtin_reports:
         assert r["audit"]["above chance"] == []
         assert r["audit"]["per kind"]["Missing"].get("gold outside readings", 0) == 0
+
+
+#: rows per region: four regions share an answer (2 rows), "Lit" is the literal reading
+REGIONS = {"R1": 2, "R2": 2, "R3": 2, "R4": 2, "R5": 3, "R6": 4, "Lit": 9}
+
+
+def _region_db(path: Path) -> Path:
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE trips (region TEXT, fare REAL)")
+    rows = [(r, float(i)) for r, n in REGIONS.items() for i in range(n)]
+    con.executemany("INSERT INTO trips VALUES (?, ?)", rows)
+    con.commit()
+    con.close()
+    return path
+
+
+def _region_task(i: int, gold: str) -> Task:
+    return Task(
+        id=f"r{i}",
+        db="x",
+        utterance="For the region I'm working on, how many trips are there?",
+        category="from",
+        gold_sql=f"SELECT COUNT(*) FROM trips WHERE region = '{gold}'",
+        underspecs=[Underspec(Label("Missing", "", "region"), gold)],
+        metadata={
+            "tables": ["trips"],
+            "naive_sql": "SELECT COUNT(*) FROM trips WHERE region = 'Lit'",
+        },
+    )
+
+
+def test_probe_catches_golds_uniform_over_readings_not_answers(tmp_path: Path) -> None:
+    # the gold uniform over the six readings: four of them count 2, so an agent that runs each
+    # reading and answers the commonest count is right 2/3 of the time against a guess's 1/3
+    probe = _probe()
+    db = _region_db(tmp_path / "r.sqlite")
+    regions = ["R1", "R2", "R3", "R4", "R5", "R6"]
+    res = probe.audit([_region_task(i, regions[i % 6]) for i in range(36)], db)
+    part = res["rank explorers"]["Missing"]
+    assert part["chance rate"] == pytest.approx(1 / 3, abs=1e-3)  # three distinct answers
+    assert part["explorers"]["answer-mode"]["hits"] == 24
+    assert any("answer-mode" in f for f in res["above chance"])
+
+
+def test_probe_is_quiet_on_golds_uniform_over_answers(tmp_path: Path) -> None:
+    probe = _probe()
+    db = _region_db(tmp_path / "r.sqlite")
+    # each answer (2, 3, 4) equally often, the readings within an answer in turn
+    golds = ["R1", "R5", "R6", "R2", "R5", "R6", "R3", "R5", "R6", "R4", "R5", "R6"] * 3
+    res = probe.audit([_region_task(i, g) for i, g in enumerate(golds)], db)
+    part = res["rank explorers"]["Missing"]
+    assert part["explorers"]["answer-mode"]["hits"] == 12
+    assert res["above chance"] == []

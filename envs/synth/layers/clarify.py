@@ -41,7 +41,9 @@ Checks, each on the data (so clarifying is necessary, not decorative):
   left out. Readings an agent could rule out by running them (an empty or zero answer, the
   literal reading's answer, the answer without the unclear filter) do not count, and the gold
   is held to the same test; >= 2 of the rest must give different answers, and the gold is drawn
-  uniformly among the readings (the first of a shuffled list that passes the checks). A
+  uniformly among the readings (the first of a shuffled list that passes the checks), then kept
+  so that it is uniform over their distinct answers (:meth:`_ClarifyGen.keep_by_answer`: an
+  agent that runs every reading and answers the commonest result is no better than a guess). A
   misspelling with one nearest value, or a cut-off with one completion, has one reading: not a
   clarification task; nearest, prefix, first row, most frequent, "the second-latest year" or
   "anything but the nearest" is right on at most 1/|readings| of the parts.
@@ -54,13 +56,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from clarisql.envs.explorers import contains, draw, fitting, levenshtein, readings
+from clarisql.envs.explorers import (
+    answer_groups,
+    contains,
+    draw,
+    fitting,
+    levenshtein,
+    readings,
+    related,
+)
 from clarisql.envs.synth.discover import _timestamp
 from clarisql.envs.synth.layers.common import (
     _ID_NAME,
     Agg,
     Made,
-    distinct_answers,
     entities,
     families,
     family_tokens,
@@ -158,11 +167,12 @@ WEIGHTS: dict[str, int] = {
 }
 #: how far one problem may lead the other per role before only the other is tried
 MAX_LEAD = 3
-#: Candidate readings evaluated per unclear part (bounds the queries a task costs).
-MAX_CANDIDATES = 6
 #: Different readings counted per unclear part before the count stops (>= 2 are required);
 #: ``metadata["candidates"]`` holds these counts.
 STOP = 3
+#: Readings run per unclear part to group them by answer (:meth:`_ClarifyGen.keep_by_answer`);
+#: a part with more is not made (its gold could not be drawn uniformly over the answers).
+MAX_READINGS = 60
 
 
 @dataclass
@@ -201,6 +211,7 @@ class _ClarifyGen:
         # written values made so far, per role (a name, a scope value) and problem
         self.made_problems: dict[tuple[str, str], int] = {}
         self.golds: set[str] = set()
+        self.rejected = False  # the last gold was dropped by chance (keep_by_answer)
 
     def want(self, role: str) -> str:
         """The problem the next written ``role`` value (``name`` or ``scope``) gets: the one
@@ -220,9 +231,15 @@ class _ClarifyGen:
         return (want, other) if lead < MAX_LEAD else (want,)
 
     def noted(self, made: Made | None) -> Made | None:
-        """``made``, its written values counted for :meth:`want`; ``None`` for a gold query
-        made before (the suite keeps one task per gold: counting it would skew the balance)."""
-        key = made and " ".join((made.gold_sql or made.utterance).split())
+        """``made``, its written values counted for :meth:`want`; ``None`` for a question made
+        before (counting it would skew the balance). A question is its literal reading (the
+        naive query, which the gold does not decide), not its gold: one task per gold would
+        keep asking a question until each of its readings had been its gold once, so the
+        suite's golds would drift back to uniform over the readings, not their answers
+        (:meth:`keep_by_answer`)."""
+        key = made and " ".join(
+            (made.meta.get("recipe", ""), *(made.naive_sql or made.utterance).split())
+        )
         if made is None or key in self.golds:
             return None
         self.golds.add(key)
@@ -238,8 +255,8 @@ class _ClarifyGen:
     ) -> tuple[str, list[str]] | None:
         """``gold`` written with ``problem`` (``partial``: cut short, :func:`cut_offs`;
         ``wrong``: misspelled, :func:`misspellings`, or misremembered, :func:`misnamed`, each
-        half the time) so that >= 2 of ``vals`` fit the surface (all of them for a misremembered
-        name, which fits none),
+        half the time) so that >= 2 of ``vals`` fit the surface (for a misremembered name,
+        which fits none, the values it could be made from: a shared word or half),
         ``gold`` among them, and the surface has that problem for every value it fits (the
         readings of a cut-off all contain it; a misspelling's are within a typo's reach and
         contain it not): (surface, the values of ``vals`` it fits)."""
@@ -252,7 +269,10 @@ class _ClarifyGen:
                 if surface.casefold() in known or any(contains(surface, v) for v in vals):
                     continue
                 if fitting(surface, vals) is None:
-                    return surface, list(vals)
+                    # its readings: the values it could be made from (a shared word or half)
+                    fit = related(surface, vals)
+                    if gold in fit and len(fit) >= 2:
+                        return surface, fit
             return None
         else:
             # a misspelling is within two edits of a value only if the value is within three of
@@ -486,9 +506,10 @@ class _ClarifyGen:
         if part is None:
             return self.finish(recipe, t, sc, None)
         for g in part[0][:4]:  # the first gold value whose reading the checks accept
+            self.rejected = False
             made = self.finish(recipe, t, sc, (g, part[1], part[2]))
-            if made is not None:
-                return made
+            if made is not None or self.rejected:  # a gold dropped by chance ends the draw
+                return made  # (the next in the list would bias it: keep_by_answer)
         return None
 
     def finish(
@@ -565,7 +586,10 @@ class _ClarifyGen:
             keep = readings(surface, sc.values, None if scope_kind == "Error" else sp[1])
             if sp[0] not in keep or len(keep) < 2:
                 return None
-            parts_sql["scope"] = [build(base_g, x, e1).sql() for x in self.sample(sp[0], keep)]
+            keep = self.sample(sp[0], keep)
+            if keep is None:
+                return None
+            parts_sql["scope"] = [build(base_g, x, e1).sql() for x in keep]
             against["scope"] = [
                 build(base_g, n_scope, e1).sql(),
                 build(base_g, n_scope, e1, ("scope",)).sql(),
@@ -574,7 +598,10 @@ class _ClarifyGen:
             keep = ent[3]  # the name's readings over the whole column (entity_part)
             if len(keep) < 2:
                 return None
-            parts_sql["name"] = [build(base_g, g_scope, x).sql() for x in self.sample(ent[1], keep)]
+            keep = self.sample(ent[1], keep)
+            if keep is None:
+                return None
+            parts_sql["name"] = [build(base_g, g_scope, x).sql() for x in keep]
             against["name"] = [
                 build(base_g, g_scope, ent[2]).sql(),
                 build(base_g, g_scope, None, ("name",)).sql(),
@@ -582,15 +609,15 @@ class _ClarifyGen:
         self.v.prefetch(q for qs in (*parts_sql.values(), *against.values()) for q in qs)
         checks: dict[str, int] = {}
         for k, qs in parts_sql.items():
+            # each part's gold uniform over its readings' distinct answers (keep_by_answer)
             if k == "intent":
-                checks[k] = distinct_answers((self.rows(q) for q in qs), STOP)
-                continue
-            ok = self.open_answers(qs, against[k])
-            if ok is None:
+                got = [a for a in (self.rows(q) for q in qs) if a is not None and not is_trivial(a)]
+                n = self.keep_by_answer(got)
+            else:
+                n = self.fair_answers(qs, against[k])
+            if n is None:
                 return None
-            checks[k] = distinct_answers(ok, STOP)
-        if any(n < 2 for n in checks.values()):
-            return None
+            checks[k] = n
         return self.render(recipe, gold, naive, base_g, gold_t, sc, sp, ent, extra, checks)
 
     def lookup(self, table: str | None = None, column: str | None = None) -> Made | None:
@@ -656,10 +683,11 @@ class _ClarifyGen:
             return None
         if same_answer(ga, self.rows(q(None))):  # every row reads the same: nothing to ask
             return None
-        qs = [q(x) for x in self.sample(gold_v, reads)]
-        self.v.prefetch(qs)
-        ok = self.open_answers(qs, [n_sql, q(None)])
-        if ok is None or distinct_answers(ok, STOP) < 2:
+        reads = self.sample(gold_v, reads)
+        n_answers = self.fair_answers(
+            None if reads is None else [q(x) for x in reads], [n_sql, q(None)]
+        )
+        if n_answers is None:
             return None
         text = pick(
             ATTR_OF_RECORD,
@@ -684,16 +712,43 @@ class _ClarifyGen:
                 "columns": [m.name, ecol.name],
                 "operations": ["filter"],
                 "scope_source": None,
-                "candidates": {"name": distinct_answers(ok, STOP)},
+                "candidates": {"name": n_answers},
             },
         )
 
-    def sample(self, gold: Any, reads: list[Any]) -> list[Any]:
-        """The gold and up to ``MAX_CANDIDATES - 1`` other readings, drawn at random: the
-        readings whose answers are compared (a gold-independent share of them)."""
-        others = [x for x in reads if x != gold]
-        self.rng.shuffle(others)
-        return [gold, *others[: MAX_CANDIDATES - 1]]
+    def sample(self, gold: Any, reads: list[Any]) -> list[Any] | None:
+        """The gold and every other reading (all are run: :meth:`keep_by_answer` groups them
+        by answer); ``None`` beyond :data:`MAX_READINGS`."""
+        if len(reads) > MAX_READINGS:
+            return None
+        return [gold, *(x for x in reads if x != gold)]
+
+    def keep_by_answer(self, answers: list[list[tuple]]) -> int | None:
+        """Whether the gold (``answers[0]``, the open readings' answers after it) is kept: the
+        number of distinct answers (at most :data:`STOP`), ``None`` to drop it. An agent that
+        runs every reading and answers the commonest result must be right no more often than
+        a guess among the distinct answers (:func:`~clarisql.envs.explorers.answer_picks`), so
+        the gold must be uniform over the answers, then over the readings giving it; a gold
+        drawn uniformly over the readings is kept with probability ``smallest group / the
+        gold's group`` (rejection sampling: exactly that law). Needs >= 2 answers."""
+        groups = answer_groups(answers, same_answer)
+        if len(groups) < 2:
+            return None
+        own = len(next(g for g in groups if 0 in g))
+        least = min(len(g) for g in groups)
+        if least < own and self.rng.random() >= least / own:
+            self.rejected = True
+            return None
+        return min(len(groups), STOP)
+
+    def fair_answers(self, qs: list[str] | None, against: list[str]) -> int | None:
+        """:meth:`open_answers` of the readings ``qs`` (the gold's first) then
+        :meth:`keep_by_answer`: the distinct answers when the gold is kept, else ``None``."""
+        if qs is None:
+            return None
+        self.v.prefetch([*qs, *against])
+        ok = self.open_answers(qs, against)
+        return None if ok is None else self.keep_by_answer(ok)
 
     def open_answers(self, qs: list[str], against: list[str]) -> list[list[tuple]] | None:
         """The answers of the readings ``qs`` (the gold's first) that an agent could not rule
@@ -728,7 +783,9 @@ class _ClarifyGen:
             fit = self._fits[key]
             if fit is not None:
                 return readings(None, fit, literal)
-        return readings(None, [r[0] for r in self.rows(f"{allv} LIMIT 5000") or []], literal)
+        # a made-up name reads as the values it could be made from (explorers.readings)
+        every = [r[0] for r in self.rows(f"{allv} LIMIT 5000") or []]
+        return readings(surface, every, literal)
 
     def unrankable_values(
         self,

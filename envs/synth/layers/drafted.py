@@ -30,7 +30,6 @@ from typing import Any
 
 from clarisql.envs.synth.layers.common import (
     Made,
-    distinct_answers,
     fill,
     is_entity,
     is_scope,
@@ -112,12 +111,14 @@ class DraftedClarify:
         relaxed = self.gen.rows(d.sql.replace(ref, "1 = 1"))  # the unclear filter dropped
         if relaxed is not None and same_answer(gold_rows, relaxed, ordered=d.ordered):
             return None
-        answers = (
-            self.gen.rows(d.sql.replace(ref, f"{qi(table)}.{qi(col)} = {sql_lit(x)}"))
-            for x in cands
-        )
-        n_readings = distinct_answers(answers, 3)
-        if n_readings < 2:
+        # every reading run, the gold's answer uniform over their distinct answers (the
+        # commonest answer is no better than a guess: _ClarifyGen.keep_by_answer)
+        reads = self.gen.sample(value, cands)
+        qs = None
+        if reads is not None:
+            qs = [d.sql.replace(ref, f"{qi(table)}.{qi(col)} = {sql_lit(x)}") for x in reads]
+        n_readings = self.gen.fair_answers(qs, [naive, d.sql.replace(ref, "1 = 1")])
+        if n_readings is None:
             return None
         us = Underspec(Label(kind, show(surface), col), show(value))
         return self.gen.noted(self._made(d, question, naive, us, kind, table, col, n_readings))

@@ -15,7 +15,7 @@ import random
 import re
 from typing import Any
 
-from clarisql.envs.explorers import contains
+from clarisql.envs.explorers import HALF, contains
 from clarisql.envs.synth.layers.common import _STOP
 
 #: the two problems a written value can have (:mod:`clarisql.envs.simulators.gate.kinds`)
@@ -71,10 +71,11 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
     """Names the data lacks, made from ``value`` and the column's ``others`` (what a user who
     misremembers a name writes): one word of >= 4 letters swapped for a word of another value,
     or, for a name of one word (or, half the time, the first word of a longer name), its head
-    joined to another value's tail where a vowel meets a consonant ("Marena" from "Mary" and
-    "Helena"), in ``value``'s letter case. The caller keeps
-    those no value contains and none is within a typo's reach of (nothing fits: every value is
-    a reading, as for a year outside the data)."""
+    joined to another value's tail where a vowel meets a consonant, each half >= 4 letters
+    ("Toroblin" from "Toronto" and "Dublin"), in ``value``'s letter case. The caller keeps
+    those no value contains and none is within a typo's reach of; their readings are the values
+    they could be made from (:func:`~clarisql.envs.explorers.made_from`: a shared word or
+    half), never a value unrelated to what the user wrote."""
     words = value.split(" ")
     pool = [w for o in others for w in str(o).split(" ") if len(w) >= 4 and w.isalpha()]
     out = []
@@ -96,10 +97,12 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
             out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
         elif len(words[0]) >= 4 and words[0].isalpha():
             one = words[0]
+            # both halves keep >= HALF letters, so the name still reads as the two it was made
+            # from (explorers.made_from: "Toroblin" is Toronto or Dublin, nothing else)
             joins = [
                 (k, m)
-                for k in range(2, len(one) - 1)
-                for m in range(1, len(other) - 2)
+                for k in range(HALF, len(one) - 1)
+                for m in range(1, len(other) - HALF + 1)
                 if (one[k - 1] in vowels) != (other[m] in vowels)
                 and abs(k + len(other) - m - len(one)) <= 2
             ]
