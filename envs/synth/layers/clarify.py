@@ -171,7 +171,7 @@ MAX_LEAD = 3
 #: ``metadata["candidates"]`` holds these counts.
 STOP = 3
 #: Readings run per unclear part to group them by answer (:meth:`_ClarifyGen.keep_by_answer`);
-#: a part with more is not made (its gold could not be drawn uniformly over the answers).
+#: a part with more runs the gold and a uniform sample of the others.
 MAX_READINGS = 60
 
 
@@ -718,10 +718,13 @@ class _ClarifyGen:
 
     def sample(self, gold: Any, reads: list[Any]) -> list[Any] | None:
         """The gold and every other reading (all are run: :meth:`keep_by_answer` groups them
-        by answer); ``None`` beyond :data:`MAX_READINGS`."""
-        if len(reads) > MAX_READINGS:
-            return None
-        return [gold, *(x for x in reads if x != gold)]
+        by answer); beyond :data:`MAX_READINGS`, the gold and a uniform sample of the others
+        (the answers' shares in a uniform sample are those of every reading, so the commonest
+        answer of all is the gold's no more often than a guess among the answers)."""
+        others = [x for x in reads if x != gold]
+        if len(others) >= MAX_READINGS:
+            others = self.rng.sample(others, MAX_READINGS - 1)
+        return [gold, *others]
 
     def keep_by_answer(self, answers: list[list[tuple]]) -> int | None:
         """Whether the gold (``answers[0]``, the open readings' answers after it) is kept: the
