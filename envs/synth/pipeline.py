@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -231,13 +232,18 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     # (write and unanswerable tasks use none; `more` tops up if the suite still falls short)
     pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
     runs = _LayerRuns(config, lake, v, wanted, timings, reviewed=client is not None)
+    pending = _PendingDrafts()
     try:
         runs.start(DRAFT_FREE_LAYERS, [])
+        if runs.pool is not None:  # the clarify layer's recipes run beside the drafting
+            runs.start(("clarify",), pending)
         drafts = _drafts(config, lake, v, pool, report, client, notes)
     except BaseException:
+        pending.give([])  # (a layer waiting for the drafts finishes, so the pool can close)
         runs.close()
         v.close()
         raise
+    pending.give(drafts)
     timings["drafts"] = time.perf_counter() - t
 
     def more(k: int) -> list[Draft]:
@@ -378,6 +384,33 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
+class _PendingDrafts(Sequence):
+    """The verified drafts before they exist: a layer started beside the drafting reads them
+    only when it needs them, and waits until :meth:`give` hands over the whole list (so what
+    it reads never depends on how far the drafting got: the same bytes on any machine)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self._drafts: list[Draft] = []
+
+    def give(self, drafts: list[Draft]) -> None:
+        self._drafts = list(drafts)
+        self._ready.set()
+
+    def _get(self) -> list[Draft]:
+        self._ready.wait()
+        return self._drafts
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self):
+        return iter(self._get())
+
+
 def _run_layer(
     fn: Callable[..., list[Task]],
     lake: LakeProfile,
@@ -403,7 +436,8 @@ def spare(n: int) -> int:
 #: more of its tasks than the spares cover.
 REFILLS = 2
 #: Layers that take no drafts (they accept the argument for the shared signature): with worker
-#: threads they start beside the drafting, the clarify layer once the drafts are made.
+#: threads they start beside the drafting, and so does the clarify layer, which reads the drafts
+#: (:class:`_PendingDrafts`) only after its recipes.
 DRAFT_FREE_LAYERS = ("unanswerable", "write")
 
 
@@ -533,7 +567,8 @@ def _assemble(
 ) -> tuple[list[Task], dict[str, int], dict[str, str]]:
     db = db_name = Path(lake.db_path).name
     reviewed = reviewer is not None
-    runs.start(("clarify",), drafts)
+    if "clarify" not in runs.futures:
+        runs.start(("clarify",), drafts)
     by_layer, shortfalls = runs.results()
     # SUQL free-text tasks (ANSWER/SUMMARY) take up to half the well-specified and clarify shares
     n_answer, n_clarify = wanted["well-specified"] // 2, wanted["clarify"] // 2

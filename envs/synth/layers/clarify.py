@@ -914,14 +914,17 @@ def clarify_tasks(
     out: list[Made] = []
     if not gen.tables or n <= 0:
         return []
-    # a third from the drafts (their difficulty and type), the rest from the recipes
-    out += drafted_tasks(gen, list(drafts), rng, n // 3, seen)
+    # two thirds from the recipes, then a third from the drafts (their difficulty and type):
+    # the recipes need no drafts, so the pipeline may start this layer while the drafts are
+    # still being verified (``drafts`` is only read here, after the recipes)
+    from_drafts = n // 3
     names = [name for name in RECIPES for _ in range(WEIGHTS[name])]  # a recipe per weight unit
     shares: dict[str, int] = {}
-    for name, k in zip(names, spread(n - len(out), len(names)), strict=True):
+    for name, k in zip(names, spread(n - from_drafts, len(names)), strict=True):
         shares[name] = shares.get(name, 0) + k
     for name, k in shares.items():
         out += fill(k, [lambda name=name: gen.compose(name)], seen)
+    out += drafted_tasks(gen, list(drafts), rng, from_drafts, seen)
     names = list(RECIPES)
     # a recipe the data could not fill leaves its share to the others, round-robin
     top_up(out, [lambda name=name: gen.compose(name) for name in names], n, seen)
