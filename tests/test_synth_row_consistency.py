@@ -187,3 +187,29 @@ def test_drafted_questions_say_per_customer_and_list_names(db: Path) -> None:
     assert not re.search(r"per (genres|tracks|invoices|customers)\b", text), text
     assert not re.search(r"\b\w+s row\b", text), text
     assert "media type IDs" not in text and "genre IDs" not in text, text
+
+
+def test_no_person_attribute_is_asked_of_a_table_of_ensembles(tmp_path: Path) -> None:
+    from clarisql.envs.synth.layers.unanswerable import _UnansGen
+
+    path = tmp_path / "music.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE artists (artist_id INTEGER PRIMARY KEY, name TEXT);"
+        "CREATE TABLE singers (singer_id INTEGER PRIMARY KEY, name TEXT);"
+    )
+    solo = [f"{a} {b}" for a in FIRST for b in LAST][:60]
+    groups = ["Choir Of Westminster Abbey & Simon Preston", "Berliner Philharmoniker",
+              "Santana Feat. Everlast", "AC/DC", "Emerson String Quartet"]  # fmt: skip
+    conn.executemany("INSERT INTO artists VALUES (?, ?)", enumerate(solo[:40] + groups, 1))
+    conn.executemany("INSERT INTO singers VALUES (?, ?)", enumerate(solo, 1))
+    conn.commit()
+    conn.close()
+    lake = _lake(path)
+    gen = _UnansGen(lake, Verifier(path), random.Random(0))
+    assert gen.cue_of(lake.table("artists"))[0] == "thing"  # ensembles too: no salary asked
+    assert gen.cue_of(lake.table("singers"))[0] == "person"
+    for _ in range(40):
+        for make in (gen.column_related, gen.column_unrelated):
+            m = make()
+            assert m is None or "artist" not in m.utterance, m.utterance
