@@ -45,7 +45,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             support_rep_id INTEGER REFERENCES employees(employee_id));
         CREATE TABLE invoices (invoice_id INTEGER PRIMARY KEY,
             customer_id INTEGER REFERENCES customers(customer_id), billing_city TEXT,
-            billing_state TEXT, billing_country TEXT, total REAL);
+            billing_state TEXT, billing_country TEXT, total REAL,
+            clerk_id INTEGER REFERENCES employees(employee_id));
         CREATE TABLE genres (genre_id INTEGER PRIMARY KEY, name TEXT);
         CREATE TABLE media_types (media_type_id INTEGER PRIMARY KEY, name TEXT);
         CREATE TABLE tracks (track_id INTEGER PRIMARY KEY, name TEXT,
@@ -67,8 +68,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(1, 301):
         c = cust[i % 8] if i <= 160 else rng.choice(cust)  # a few customers buy far more
         conn.execute(
-            "INSERT INTO invoices VALUES (?, ?, ?, ?, ?, ?)",
-            (i, c[0], c[1], c[2], c[3], round(rng.uniform(1, 20), 2)),
+            "INSERT INTO invoices VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (i, c[0], c[1], c[2], c[3], round(rng.uniform(1, 20), 2), rng.randint(1, 3)),
         )
     for g, name in enumerate(["Rock", "Jazz", "Metal", "Blues", "Latin", "Pop"], 1):
         conn.execute("INSERT INTO genres VALUES (?, ?)", (g, name))
@@ -213,3 +214,24 @@ def test_no_person_attribute_is_asked_of_a_table_of_ensembles(tmp_path: Path) ->
         for make in (gen.column_related, gen.column_unrelated):
             m = make()
             assert m is None or "artist" not in m.utterance, m.utterance
+
+
+def test_join_lists_name_rows_not_a_third_tables_ids(db: Path) -> None:
+    from clarisql.envs.synth.answerable_join import join_makers
+
+    lake, v = _lake(db), Verifier(db)
+    cx = DraftContext(lake, v, random.Random(1))
+    listed = []
+    for make in join_makers(cx)["simple"]:
+        for _ in range(30):
+            d = make()
+            if d is not None:
+                listed.append((d.sql, d.question))
+    assert listed
+    for sql, q in listed:
+        col = re.search(r'SELECT DISTINCT "(\w+)"\."(\w+)"', sql)
+        assert col, sql
+        t, c = col.groups()
+        assert not (c.endswith("_id") and not lake.table(t).column(c).unique), q
+        if t == "tracks":
+            assert c == "name", q  # a name where the rows have one, not their key

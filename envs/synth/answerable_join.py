@@ -57,7 +57,9 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             continue
         # what is listed names the linked rows: a label or their own key, never a reference to
         # a third table ("the staff IDs of their rentals": ids shared by many rows)
-        shown = [c for c in (*rl.labels, *(k for k in rl.keys if k.unique)) if c.name != fk.name]
+        shown = [c for c in rl.labels if c.name != fk.name] or [
+            k for k in rl.keys if k.unique and k.name != fk.name
+        ]  # (a name where the rows have one, else their own key)
         if shown:
             out["simple"].append(
                 lambda j=j, fk=fk, key=key, desc=desc, shown=shown: _j_list(
