@@ -102,6 +102,15 @@ def test_dependencies_found_on_the_data(db: Path) -> None:
     other = next(s for _, s, _ in PLACES if s != same)
     assert deps.breaks_dependency(t, row, "billing_state", other, "invoice_id")
     assert deps.breaks_dependency(t, row, "billing_state", same, "invoice_id") is None
+    # a city no other row holds still fixes its state: no point update of the state alone
+    lone = {**row, "billing_city": "Nowhere", "customer_id": None}
+    assert deps.breaks_dependency(t, lone, "billing_state", other, "invoice_id")
+    near = next(s for _, s, n in PLACES if n == row["billing_country"] and s != same)
+    assert deps.breaks_dependency(t, lone, "billing_state", near, "invoice_id")
+    # (as part of a swap the lone city is no evidence; the state's own city still is)
+    assert "billing_city" in deps.breaks_dependency(
+        t, lone, "billing_state", near, "invoice_id", alone=False
+    )
     row2 = {"first_name": "Martha", "email": "marthasilk@gmail.com", "city": "Oslo"}
     assert spelled_in_row(row2, "first_name") == "email"
     assert spelled_in_row(row2, "city") is None

@@ -639,7 +639,7 @@ class Auditor:
             exclude = [p[2] for p in points if p[0] == tname and p[1] == k and p[2] != kv]
             for c, x in sets:
                 new = None if isinstance(x, exp.Null) else x.to_py()
-                why = self._deps.breaks_dependency(t, row, c, new, k, exclude)
+                why = self._deps.breaks_dependency(t, row, c, new, k, exclude, not exclude)
                 if why is None and new != row.get(c):
                     spelled = spelled_in_row(row, c)
                     if spelled:

@@ -5,8 +5,9 @@ Contract (checked on the data, names play no part):
 - a column ``Y`` *determines* ``c`` in a table when every value of ``Y`` that repeats (at least
   :data:`LEAST_GROUPS` of them, NULLs left out) holds one value of ``c`` (NULL counts as a
   value), ``Y`` is not unique and not ``c``: ``BillingCity`` -> ``BillingState``;
-- :func:`breaks_dependency`: setting ``c`` of one row to ``new`` breaks a dependency that holds
-  on the data: another row with the row's ``Y`` holds a ``c`` other than ``new`` (a Salt Lake
+- :meth:`Dependencies.breaks_dependency`: setting ``c`` of one row to ``new`` breaks a
+  dependency that holds on the data: a point update of a column another column determines (a
+  customer's country beside its city); another row with the row's ``Y`` holds a ``c`` other than ``new`` (a Salt Lake
   City invoice billed to state "RJ"), or ``c`` determines ``Z`` and another row holding ``new``
   has a ``Z`` other than the row's (a city moved to another country);
 - :func:`spelled_in_row`: the other text column of the row that spells a value (case-folded,
@@ -82,9 +83,12 @@ class Dependencies:
         new: Any,
         key: str,
         exclude: Sequence[Any] = (),
+        alone: bool = True,
     ) -> str | None:
         """Why setting ``c`` of ``row`` (named by its unique ``key``) to ``new`` breaks a
-        dependency that holds on the data, or ``None``. Rows whose key is in ``exclude`` (the
+        dependency that holds on the data, or ``None``. With ``alone`` (a point update), a
+        column that another column determines is not changed at all: the row's own value of the
+        determining column (even one no other row holds) fixes it. Rows whose key is in ``exclude`` (the
         other row of a swap) are not compared with on the determining side; on the determined
         side every other row holding ``new`` is (a state swapped between two customers of two
         countries: each state was seen with its own country)."""
@@ -94,6 +98,10 @@ class Dependencies:
         for y in self.determinants(t, c):
             if row.get(y) is None or y == key:
                 continue
+            if alone and new != row.get(c):
+                # c is a function of y on the data: changed alone, the row's y (a city held by
+                # this row only) would now go with another c than it did
+                return f"{c} follows {y} on the data; {y} = {row[y]!r} is left as it is"
             got = self.v.rows(
                 f"SELECT {quote_ident(c)} FROM {tq} WHERE {quote_ident(y)} = {_lit(row[y])} "
                 f"AND {others} AND {quote_ident(c)} IS NOT {_lit(new)} LIMIT 1"

@@ -838,7 +838,12 @@ class _WriteGen:
                 pt = self.lake.table(parent)
             except KeyError:
                 continue
-            for n in natural_keys(pt):
+            named = natural_keys(pt) or [  # (a city's "city" column names it too)
+                x
+                for x in pt.columns
+                if x.kind == "text" and x.unique and column_role(x) in ("name", "identifier")
+            ]
+            for n in named:
                 got = self.v.rows(
                     f"SELECT {qi(n.name)} FROM {qi(parent)} WHERE {qi(dst[0])} = {sql_lit(gv)}"
                 )
@@ -866,7 +871,7 @@ class _WriteGen:
             if spelled_in_row(me, c.name):
                 return False
             if self.deps.breaks_dependency(
-                t, me, c.name, other[c.name], k.name, exclude=[other[k.name]]
+                t, me, c.name, other[c.name], k.name, exclude=[other[k.name]], alone=False
             ):
                 return False
         return True
