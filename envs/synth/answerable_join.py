@@ -55,10 +55,17 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
         desc = _describers(rr, key)
         if not desc:
             continue
-        shown = [c for c in (*rl.labels, *rl.keys) if c.name != fk.name] or [fk]
-        out["simple"].append(
-            lambda j=j, fk=fk, key=key, desc=desc, shown=shown: _j_list(cx, j, fk, key, desc, shown)
-        )
+        # what is listed names the linked rows: a label or their own key, never a reference to
+        # a third table ("the staff IDs of their rentals": ids shared by many rows)
+        shown = [c for c in rl.labels if c.name != fk.name] or [
+            k for k in rl.keys if k.unique and k.name != fk.name
+        ]  # (a name where the rows have one, else their own key)
+        if shown:
+            out["simple"].append(
+                lambda j=j, fk=fk, key=key, desc=desc, shown=shown: _j_list(
+                    cx, j, fk, key, desc, shown
+                )
+            )
         small = [c for c in desc if c in rr.dims]
         if small:
             out["moderate"].append(
@@ -233,7 +240,7 @@ def _j_above(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     )
     ln, rn = _names(j)
     q = (
-        f"Which {rn} have more than twice the average number of {ln}{ph} per {rn}? "
+        f"Which {rn} have more than twice the average number of {ln}{ph} per {singular(rn)}? "
         f"Give their {human(d.name)} and their number of {ln}."
     )
     return cx.draft(

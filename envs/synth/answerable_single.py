@@ -364,7 +364,7 @@ def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     sel = Sel("grp", "item", "val").frm(inner.sub("ranked")).where("rnk = 1")
     q = (
-        f"For each {human(d.name)}, which {_t(r)} row{ph} has the highest {human(m.name)}? "
+        f"For each {human(d.name)}, which {singular(_t(r))}{ph} has the highest {human(m.name)}? "
         f"Give the {human(d.name)}, the {human(lab.name)} and the {human(m.name)} (all ties)."
     )
     return cx.draft(

@@ -74,6 +74,7 @@ from sqlglot import exp
 from clarisql.envs.synth.column_roles import column_role, summable
 from clarisql.envs.synth.discover import name_similarity
 from clarisql.envs.synth.names import in_words, speakable, split_name
+from clarisql.envs.synth.phrasing import doubled_noun
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
 from clarisql.envs.synth.verify import Verifier, same_answer
 from clarisql.envs.tasks import Task
@@ -95,13 +96,12 @@ FLAWS = (
     "write-breaks-derived-total",
     "doubled-noun",
     "non-english-identifier",
+    "write-leaves-row-inconsistent",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
 _RAW = re.compile(r"[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]+\d+[A-Za-z]*")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-#: an aggregate or attribute noun said twice over ("the total of the total")
-_DOUBLED = re.compile(r"\b(\w{3,}) of (?:the |all (?:the )?|its |their |every |each )?\1s?\b", re.I)
 #: what separates the members of a credit or list value ("A/B/C", "A, B & C", "A; B")
 _LIST_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
 #: languages a schema's words are compared against English in (wordfreq's codes)
@@ -223,6 +223,7 @@ class Auditor:
         self._lists: dict[tuple[str, str], bool] = {}
         self._derived: set[tuple[str, str]] | None = None
         self._refs: list | None = None
+        self._deps: Any = None
         self.foreign = foreign_words(
             w
             for t in lake.tables
@@ -279,6 +280,7 @@ class Auditor:
         if task.writable:
             self._writes(task, report)
             self._write_sense(task, report)
+            self._row_sense(task, report)
 
     def _writes(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.common import families
@@ -541,9 +543,9 @@ class Auditor:
                 return
 
     def _doubled(self, task: Task, report: AuditReport) -> None:
-        m = _DOUBLED.search(_QUOTED.sub(" ", task.utterance))
+        m = doubled_noun(task.utterance)
         if m:
-            report.add("doubled-noun", task, m.group(0))
+            report.add("doubled-noun", task, m)
 
     def _foreign(self, task: Task, report: AuditReport) -> None:
         """A word of the schema that is not English (:func:`foreign_words`) in the question,
@@ -589,6 +591,62 @@ class Auditor:
                         report.add("bulk-update-to-one-value", task, up.sql()[:80])
         if len(ups) == 2 and len(trees) == 2:
             self._swap(task, ups, report)
+
+    def _row_sense(self, task: Task, report: AuditReport) -> None:
+        """A point update (or swap) whose new value the row itself contradicts: a dependency
+        that holds on the data broken (a Salt Lake City invoice billed to state "RJ"), or a
+        value that another column of the row spells renamed (a first name inside the e-mail):
+        :mod:`~clarisql.envs.synth.consistency`."""
+        from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
+
+        if self._deps is None:
+            self._deps = Dependencies(self.v)
+        points = []
+        for act in task.gold_actions:
+            up = _parse(act)
+            if not isinstance(up, exp.Update) or not isinstance(up.this, exp.Table):
+                continue
+            where = up.args.get("where")
+            eq = where.this if where is not None else None
+            if not (isinstance(eq, exp.EQ) and isinstance(eq.this, exp.Column)):
+                continue
+            kv = _unwrap(eq.expression)
+            sets = [
+                (s.this.name, _unwrap(s.expression))
+                for s in up.expressions
+                if isinstance(s, exp.EQ) and isinstance(s.this, exp.Column)
+            ]
+            if not isinstance(kv, exp.Literal) or not all(
+                isinstance(x, (exp.Literal, exp.Null)) for _, x in sets
+            ):
+                continue
+            points.append((up.this.name, eq.this.name, kv.to_py(), sets))
+        for tname, k, kv, sets in points:
+            try:
+                t = self.lake.table(tname)
+                kc = t.column(k)
+            except KeyError:
+                continue
+            if not self.unique(kc):
+                continue
+            rows = self.v.rows(
+                f"SELECT * FROM {quote_ident(tname)} WHERE {quote_ident(k)} = "
+                f"{exp.Literal.string(kv).sql() if isinstance(kv, str) else kv}"
+            )
+            if not rows or len(rows) != 1:
+                continue
+            row = dict(zip([c.name for c in t.columns], rows[0], strict=False))
+            exclude = [p[2] for p in points if p[0] == tname and p[1] == k and p[2] != kv]
+            for c, x in sets:
+                new = None if isinstance(x, exp.Null) else x.to_py()
+                why = self._deps.breaks_dependency(t, row, c, new, k, exclude, not exclude)
+                if why is None and new != row.get(c):
+                    spelled = spelled_in_row(row, c)
+                    if spelled:
+                        why = f"{c} {row.get(c)!r} is spelled in {spelled} {row[spelled]!r}"
+                if why:
+                    report.add("write-leaves-row-inconsistent", task, why)
+                    return
 
     def _one_row(self, up: exp.Update, tname: str) -> bool:
         where = up.args.get("where")

@@ -14,6 +14,7 @@ Contract
 from __future__ import annotations
 
 import random
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -247,7 +248,23 @@ def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
     return frame(frames, rng).format(**slots)
 
 
+#: a noun said twice over ("the total of the total", "the address of the address")
+DOUBLED_NOUN = re.compile(
+    r"\b(\w{3,}) of (?:the |all (?:the )?|its |their |every |each )?\1s?\b", re.I
+)
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def doubled_noun(text: str) -> str | None:
+    """The noun said twice over in ``text`` outside quotes (:data:`DOUBLED_NOUN`), or ``None``.
+    The audit counts these, and no layer emits one (:func:`~.layers.common.fill`)."""
+    m = DOUBLED_NOUN.search(_QUOTED.sub(" ", text))
+    return m.group(0) if m else None
+
+
 __all__ = [
+    "DOUBLED_NOUN",
+    "doubled_noun",
     "ABOVE",
     "AGGREGATE",
     "COUNT",

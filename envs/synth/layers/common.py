@@ -33,6 +33,7 @@ from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
+from clarisql.envs.synth.phrasing import doubled_noun
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
@@ -478,7 +479,8 @@ def fill(
 
     A maker returns a :class:`Made` or ``None`` (the data did not allow it this time); a maker
     that fails ``budget`` times in a row is retired, so a database that cannot give a kind yields
-    fewer tasks instead of looping. Utterances already in ``seen`` are rejected (and added).
+    fewer tasks instead of looping. Utterances already in ``seen`` are rejected (and added), and
+    so is one that says a noun twice over (:func:`~clarisql.envs.synth.phrasing.doubled_noun`).
     The default budget is 30 failures in a row for a maker that has made nothing yet, and twice
     that once it has made a task: a recipe that succeeds one time in twelve (a misspelled name
     that several values fit) makes its first task with probability 0.93 (0.88 with 25) and is
@@ -499,8 +501,8 @@ def fill(
         if not live(k):
             continue
         m = makers[k]()
-        if m is None or m.utterance in seen:
-            fails[k] += 1
+        if m is None or m.utterance in seen or doubled_noun(m.utterance):
+            fails[k] += 1  # (a noun said twice over: "the address of the address")
             continue
         fails[k], made[k] = 0, True
         seen.add(m.utterance)

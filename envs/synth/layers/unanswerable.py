@@ -125,6 +125,17 @@ _PEOPLE = re.compile(
     r"student|member|user|patient|author|artist|actor|singer|driver|teacher|manager",
     re.I,
 )
+#: a name that stands for several people or a group: "A & B", "A, B", "A/B", "A feat. B", or
+#: an ensemble's word (orchestra, choir, quartet, band ... in a few languages)
+_GROUP_NAME = re.compile(
+    r"\s(?:&|and|und|et|y|e|with|feat\.?|featuring|vs\.?)\s|,\s|\s?/\s?|\b(?:orchestr\w*|"
+    r"orquesta|orkest\w*|choir|chorus|chor|coro|chœur|ensemble|quartet\w*|quintet\w*|trio|"
+    r"band|philharmoni\w*|symphon\w*|sinfoni\w*|consort|singers|players|brothers|sisters|"
+    r"academy|akademie|kammer\w*)\b",
+    re.I,
+)
+#: a table of "people" whose names are groups this often is no table of people
+GROUP_SHARE = 0.05
 #: Out-of-domain: about the database's own entities (its tables' rows, in words), but asking
 #: for advice, opinion or general knowledge that no row of any table holds.
 _OOD: dict[str, tuple[str, ...]] = {
@@ -346,6 +357,7 @@ class _UnansGen:
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
         self._heads: dict[str, set[str]] = {}
+        self._groups: dict[str, bool] = {}
 
     def absent_anywhere(self, attr: str) -> bool:
         """:func:`absent` over every table of the lake, the embedder included (cached)."""
@@ -571,7 +583,34 @@ class _UnansGen:
         return self.cue_of(t)[0]
 
     def cue_of(self, t: TableProfile) -> tuple[str, str | None]:
-        return entity_cue(t.name, [c.name for c in t.columns])
+        """``(kind, cue)`` of ``t``'s rows (:func:`entity_cue`), from the table and its name
+        column's values: a "person" table without first or last names whose names are groups in
+        at least :data:`GROUP_SHARE` of the rows (an orchestra, "A & B": :data:`_GROUP_NAME`)
+        holds ensembles too, so its kind is unknown ("thing"): no salary or preferred
+        language is asked of a choir."""
+        kind, cue = entity_cue(t.name, [c.name for c in t.columns])
+        if kind == "person" and self.groups_named(t):
+            return "thing", None
+        return kind, cue
+
+    def groups_named(self, t: TableProfile) -> bool:
+        """Whether ``t`` (with no first/last name columns) names groups (:meth:`cue_of`)."""
+        if t.name not in self._groups:
+            self._groups[t.name] = False
+            if not any(
+                re.search(r"first_?name|last_?name|surname", c.name, re.I) for c in t.columns
+            ):
+                names = [c for c in t.columns if c.kind == "text" and column_role(c) == "name"]
+                for c in names[:2]:
+                    got = self.v.rows(
+                        f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(c.name)} IS NOT NULL "
+                        f"LIMIT {min(self.v.max_rows, 1000)}"  # (a sample: the first rows)
+                    )
+                    vals = [str(r[0]) for r in got or []]
+                    hits = sum(bool(_GROUP_NAME.search(x)) for x in vals)
+                    if vals and hits >= max(2, GROUP_SHARE * len(vals)):
+                        self._groups[t.name] = True
+        return self._groups[t.name]
 
     def column_related(self) -> Made | None:
         """An attribute such entities have in the world (:func:`plausible` for the table's

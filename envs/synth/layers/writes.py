@@ -57,12 +57,14 @@ What a reviewer would reject is not made:
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role, name_words
+from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
     Made,
@@ -113,10 +115,10 @@ _SCOPE_DELETE = (
 )
 #: two rows of one group (the same parent or scope value) whose values were mixed up
 _SWAP = (
-    "The {c} values of the {rows} with {k} {a} and {b} in {g} {gv} were entered the wrong way "
-    "round; swap them.",
-    "In {g} {gv}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were mixed "
-    "up; please swap them.",
+    "Among {grp}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were entered "
+    "the wrong way round; please swap them.",
+    "For {grp}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were mixed up; "
+    "please swap them.",
 )
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
 _SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
@@ -364,6 +366,7 @@ class _WriteGen:
         self._refs: list[tuple[str, list[str], str, list[str]]] | None = None
         self._derived: set[tuple[str, str]] | None = None
         self._swapped: set[tuple[str, str, Any, Any]] = set()
+        self.deps = Dependencies(v)
 
     def keyed(self) -> list[tuple[TableProfile, ColumnProfile]]:
         return [
@@ -431,13 +434,23 @@ class _WriteGen:
             return None
         c = rng.choice(cols)
         old = row[t.columns.index(c)]
+        named = dict(zip([x.name for x in t.columns], row, strict=True))
+        if spelled_in_row(named, c.name):
+            return None  # the row itself spells the value: it is right as it is
         if c in measures(t):
             new = self.new_number(c, old)
         else:
-            others = [x for x, _ in scope_values(self.v, t.name, c) if x != old]
+            # a value the rest of the row agrees with (no Salt Lake City invoice billed to "RJ")
+            others = [
+                x
+                for x, _ in scope_values(self.v, t.name, c)
+                if x != old and not self.deps.breaks_dependency(t, named, c.name, x, k.name)
+            ]
             if not others:
                 return None
             new = rng.choice(others)
+        if self.deps.breaks_dependency(t, named, c.name, new, k.name):
+            return None
         act = f"UPDATE {qi(t.name)} SET {qi(c.name)} = {sql_lit(new)} WHERE {qi(k.name)} = {sql_lit(kv)}"
         text = rng.choice(_UPDATE).format(
             c=human(c.name), row=_row(t.name), k=human(k.name), kv=_q(kv), new=_q(new)
@@ -790,6 +803,8 @@ class _WriteGen:
             return None
         j = rng.choice(steps)
         (ka, va), (kb, vb) = members[j], members[j + 1]
+        if not self.consistent_swap(t, k, c, ka, kb):
+            return None
         key = (t.name, c.name, ka, kb)
         if key in self._swapped:
             return None  # one task per gold: the same swap in other words is no new task
@@ -801,16 +816,65 @@ class _WriteGen:
         text = rng.choice(_SWAP).format(
             c=human(c.name),
             row=_row(t.name),
-            rows=_rows(t.name),
             k=human(k.name),
             a=_q(ka),
             b=_q(kb),
-            g=human(g.name),
-            gv=_q(gv),
+            grp=self.group_words(t, g, gv),
         )
         if not self.check(acts, None):
             return None
         return _made(text, acts, None, [], t, [k, g, c], "update", "moderate")
+
+    def group_words(self, t: TableProfile, g: ColumnProfile, gv: Any) -> str:
+        """The rows of ``t`` whose ``g`` is ``gv``, as a user names them: by the parent row's
+        name where it has one ("the tracks of the album \"Jagged Little Pill\""), else by the
+        parent and its number ("the customers of support rep 5"); a scope by its value ("the
+        films whose rating is \"PG\""). Never "in support rep ID 5"."""
+        rows = _rows(t.name)
+        for child, src, parent, dst in self.references():
+            if child != t.name or src != [g.name] or len(dst) != 1:
+                continue
+            try:
+                pt = self.lake.table(parent)
+            except KeyError:
+                continue
+            named = natural_keys(pt) or [  # (a city's "city" column names it too)
+                x
+                for x in pt.columns
+                if x.kind == "text" and x.unique and column_role(x) in ("name", "identifier")
+            ]
+            for n in named:
+                got = self.v.rows(
+                    f"SELECT {qi(n.name)} FROM {qi(parent)} WHERE {qi(dst[0])} = {sql_lit(gv)}"
+                )
+                if got and isinstance(got[0][0], str) and got[0][0].strip():
+                    return f"the {rows} of the {_row(parent)} {_q(got[0][0])}"
+            who = re.sub(r"\s*\b(?:id|ID|Id|number|no|key|code)$", "", human(g.name)).strip()
+            if who:
+                return f"the {rows} of {who} {show(gv)}"
+        return f"the {rows} whose {human(g.name)} is {_q(gv)}"
+
+    def consistent_swap(self, t: TableProfile, k: ColumnProfile, c: ColumnProfile, ka, kb) -> bool:
+        """Whether swapping ``c`` between the rows keyed ``ka`` and ``kb`` leaves each row
+        agreeing with itself and the data: no value another column of its row spells (a first
+        name inside the e-mail), no dependency on the data broken (a state swapped between
+        customers of two countries): :mod:`~clarisql.envs.synth.consistency`."""
+        names = [x.name for x in t.columns]
+        got = self.v.rows(
+            f"SELECT {', '.join(qi(n) for n in names)} FROM {qi(t.name)} "
+            f"WHERE {qi(k.name)} IN ({sql_lit(ka)}, {sql_lit(kb)})"
+        )
+        if not got or len(got) != 2:
+            return False
+        a, b = (dict(zip(names, r, strict=True)) for r in got)
+        for me, other in ((a, b), (b, a)):
+            if spelled_in_row(me, c.name):
+                return False
+            if self.deps.breaks_dependency(
+                t, me, c.name, other[c.name], k.name, exclude=[other[k.name]], alone=False
+            ):
+                return False
+        return True
 
     def family_insert(self) -> Made | None:
         fams = [
