@@ -168,6 +168,27 @@ def contains(surface: str, value: Any) -> bool:
     return all(w in have for w in want)
 
 
+def containing(surface: str, values: Sequence[Any]) -> list[Any]:
+    """The values of ``values`` that :func:`contains` ``surface`` (in their order): the same
+    test, the surface's side worked out once for a whole column."""
+    s = _fold(surface).strip()
+    if not s:
+        return []
+    want = _words(s)
+    out = []
+    for value in values:
+        v = _fold(value if isinstance(value, str) else str(value))
+        if s == v:
+            continue
+        if v.startswith(s):
+            out.append(value)
+        elif want:
+            have = iter(_words(v))
+            if all(w in have for w in want):
+                out.append(value)
+    return out
+
+
 def typo_bound(surface: str) -> int:
     """The edits a misspelling of a value may be from it (:data:`TYPO_EDITS`, one when short)."""
     return TYPO_EDITS if len(surface.strip()) >= 4 else 1
@@ -218,7 +239,7 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     joint top set within a typo's reach), in their order; ``None`` when nothing fits."""
     vals = _values(cands)
     surface = surface.strip()
-    fit = [v for v in vals if contains(surface, v)]
+    fit = containing(surface, vals)
     if fit:
         return fit
     bound = typo_bound(surface)
@@ -476,6 +497,7 @@ __all__ = [
     "answer_groups",
     "answer_picks",
     "choices",
+    "containing",
     "contains",
     "draw",
     "fitting",

@@ -276,3 +276,13 @@ def test_close_values_on_long_texts() -> None:
         ]
         surface = base[:100] + base[101:]
         assert close_values(surface, values, 0.5) == _close_values_difflib(surface, values, 0.5)
+
+
+@given(
+    st.text(alphabet="ab cAB北-", max_size=6),
+    st.lists(st.one_of(st.text(alphabet="ab cAB北-", max_size=9), st.integers(0, 99)), max_size=12),
+)
+def test_containing_is_contains_over_a_column(surface: str, values: list) -> None:
+    from clarisql.envs.explorers import containing, contains
+
+    assert containing(surface, values) == [v for v in values if contains(surface, v)]

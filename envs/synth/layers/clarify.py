@@ -58,7 +58,7 @@ from typing import Any
 
 from clarisql.envs.explorers import (
     answer_groups,
-    contains,
+    containing,
     draw,
     fitting,
     levenshtein,
@@ -266,7 +266,7 @@ class _ClarifyGen:
             tries = cut_offs(self.rng, gold)
         elif self.rng.random() < 0.5:  # misremembered: a name the data lacks, nothing fits
             for surface in misnamed(self.rng, gold, [v for v in vals if v != gold]):
-                if surface.casefold() in known or any(contains(surface, v) for v in vals):
+                if surface.casefold() in known or containing(surface, vals):
                     continue
                 if fitting(surface, vals) is None:
                     # its readings: the values it could be made from (a shared word or half)
@@ -287,7 +287,7 @@ class _ClarifyGen:
         for surface in tries:
             if surface.casefold() in known or problem_of(surface, gold) != problem:
                 continue
-            if problem == WRONG and any(contains(surface, v) for v in vals):
+            if problem == WRONG and containing(surface, vals):
                 continue  # a value holds it: cut short by the data, not misspelled
             fit = fitting(surface, pool)
             if not fit or gold not in fit or len(fit) < 2:
