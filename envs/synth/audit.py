@@ -71,7 +71,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from clarisql.envs.synth.column_roles import column_role, summable
+from clarisql.envs.synth.column_roles import column_role, credit_list, summable
 from clarisql.envs.synth.discover import name_similarity
 from clarisql.envs.synth.names import in_words, speakable, split_name
 from clarisql.envs.synth.phrasing import doubled_noun
@@ -734,26 +734,6 @@ class Auditor:
                 if near == [gold]:
                     report.add("typo-with-unique-nearest-value", task, f"{surface!r} -> {gold!r}")
                     return
-
-
-def credit_list(values: Sequence[str], share: float = 0.05, least: int = 3) -> bool:
-    """Whether a column's distinct ``values`` read as lists of names (credits such as
-    ``Bill Gould/Mike Bordin/Mike Patton`` or ``A, B & C``): at least ``least`` values and
-    ``share`` of them split (on ``/ , & ; |``) into three or more short parts (one to four
-    words each), some values are one part alone, and at least ``least`` parts recur in two or
-    more values. A ``Last, First`` name has two parts always, so it is no list."""
-    if not values:
-        return False
-    many, single, seen = 0, 0, Counter()
-    for v in values:
-        parts = [p for p in _LIST_SEP.split(str(v)) if p]
-        if len(parts) >= 3 and all(1 <= len(p.split()) <= 4 for p in parts):
-            many += 1
-            seen.update(set(p.casefold() for p in parts))
-        elif len(parts) == 1:
-            single += 1
-    recurring = sum(1 for n in seen.values() if n >= 2)
-    return many >= least and many >= share * len(values) and single > 0 and recurring >= least
 
 
 def foreign_words(words: Any, gap: float = 1.5, floor: float = 3.0) -> set[str]:

@@ -26,6 +26,8 @@ Contract
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 
 from clarisql.envs.synth.names import split_name
@@ -116,8 +118,31 @@ def _in_range(c: ColumnProfile, lo: float, hi: float) -> bool:
     return bool(vals) and lo <= min(vals) and max(vals) <= hi
 
 
+_CREDIT_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
+
+
 def _texts(c: ColumnProfile) -> list[str]:
     return [str(v) for v in c.samples if v is not None]
+
+
+def credit_list(values: Sequence[str], share: float = 0.05, least: int = 3) -> bool:
+    """Whether a column's distinct ``values`` read as lists of names (credits such as
+    ``Bill Gould/Mike Bordin/Mike Patton`` or ``A, B & C``): at least ``least`` values and
+    ``share`` of them split (on ``/ , & ; |``) into three or more short parts (one to four
+    words each), some values are one part alone, and at least ``least`` parts recur in two or
+    more values. A ``Last, First`` name has two parts always, so it is no list."""
+    if not values:
+        return False
+    many, single, seen = 0, 0, Counter()
+    for v in values:
+        parts = [p for p in _CREDIT_SEP.split(str(v)) if p]
+        if len(parts) >= 3 and all(1 <= len(p.split()) <= 4 for p in parts):
+            many += 1
+            seen.update(set(p.casefold() for p in parts))
+        elif len(parts) == 1:
+            single += 1
+    recurring = sum(1 for n in seen.values() if n >= 2)
+    return many >= least and many >= share * len(values) and single > 0 and recurring >= least
 
 
 def column_role(c: ColumnProfile, join_key: bool = False) -> str:
@@ -170,8 +195,8 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
         return "date"  # nearly every value a year (a few ancient or odd ones)
     if numeric:
         return "measure" if c.distinct >= 3 else "category"
-    if c.kind == "text" and _list_valued(texts):
-        return "list"
+    if c.kind == "text" and (_list_valued(texts) or credit_list(texts)):
+        return "list"  # (a credit list names several people: no name, no category)
     if c.unique and c.kind == "text":
         return "identifier" if _fixed_code(c, texts) else "name"
     present = present_rows(c)
@@ -285,6 +310,7 @@ __all__ = [
     "agg_names",
     "aggregatable",
     "column_role",
+    "credit_list",
     "describe_role",
     "groupable",
     "name_words",

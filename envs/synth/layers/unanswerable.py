@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from clarisql.envs.synth.column_roles import agg_names, column_role
+from clarisql.envs.synth.column_roles import agg_names, column_role, credit_list
 from clarisql.envs.synth.layers.common import (
     Made,
     entities,
@@ -353,11 +353,27 @@ class _UnansGen:
                 vocab |= {w for s in c.samples if isinstance(s, str) for w in words(s)}
         self.vocab = frozenset(vocab)
         self._absent: dict[str, bool] = {}
+        self._credits: dict[tuple[str, str], bool] = {}
         self._semantic: Any = None
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
         self._heads: dict[str, set[str]] = {}
         self._groups: dict[str, bool] = {}
+
+    def credits(self, t: TableProfile, c: ColumnProfile) -> bool:
+        """Whether ``c``'s values read as credit lists (:func:`~clarisql.envs.synth.column_roles.
+        credit_list`, read on up to 2,000 of its values): no record is named by one."""
+        key = (t.name, c.name)
+        if key not in self._credits:
+            vals = []
+            if c.kind == "text":
+                got = self.v.trusted_rows(
+                    f"SELECT DISTINCT {qi(c.name)} FROM {qi(t.name)} "
+                    f"WHERE {qi(c.name)} IS NOT NULL LIMIT 2000"
+                )
+                vals = [r[0] for r in got or [] if isinstance(r[0], str)]
+            self._credits[key] = credit_list(vals)
+        return self._credits[key]
 
     def absent_anywhere(self, attr: str) -> bool:
         """:func:`absent` over every table of the lake, the embedder included (cached)."""
@@ -385,6 +401,7 @@ class _UnansGen:
         ]
         if titled:
             cols = [c for c in cols if {"name", "title"} & set(split_name(c.name))]
+        cols = [c for c in cols if not self.credits(t, c)]
         if not cols:
             return None
         c = self.rng.choice(cols)
@@ -415,6 +432,7 @@ class _UnansGen:
         """A scope column of ``t``, one of its values matching 2..20 rows, and a name column
         (the listing form: "the {attr} of every {subj} whose {key} is {v}")."""
         ents, scs = entities(t), scopes(t)
+        ents = [c for c in ents if not self.credits(t, c)]
         ents = [c for c in ents if c.unique] or ents  # a name that tells the rows apart first
         if not ents or not scs:
             return None
