@@ -417,7 +417,8 @@ def _audit_one(
                 c["picked by an explorer"] += 1
                 by_explorer.update(hits)
             literal = literal_of(t, gold, [x.value for x in cands])
-            reads = readings(surface, cands, literal)
+            # (made-up names read as their sources in synthesized suites only, as generated)
+            reads = readings(surface, cands, literal, made_up=bool(t.metadata.get("layer")))
             if kind == "not-exist" and t.metadata.get("layer") == "clarify":
                 # as the generator reads the words: a singular lookup ("the product called ...")
                 # names one entity, an aggregate ("the lowest price of the orders of ...") the

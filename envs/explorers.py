@@ -279,13 +279,19 @@ def related(surface: str, cands: Sequence[Any]) -> list[Any]:
     return [v for v in _values(cands) if made_from(surface, v)]
 
 
-def readings(surface: str | None, cands: Sequence[Any], literal: Any = None) -> list[Any]:
+def readings(
+    surface: str | None, cands: Sequence[Any], literal: Any = None, made_up: bool = True
+) -> list[Any]:
     """The readings of an unclear part, from what an agent sees only (module docstring, rule 1):
     values of ``cands`` (:class:`Candidate` or plain values), in their order, ``literal`` left
-    out."""
+    out. A surface nothing fits reads as the values it could be made up from (:func:`related`,
+    the synthesized suites' rule; ``made_up=False``: as every value, the built-in suite's)."""
     vals = _values(cands)
     if surface is not None and str(surface).strip():
-        vals = fitting(str(surface), vals) or related(str(surface), vals) or vals
+        fit = fitting(str(surface), vals)
+        if fit is None and made_up:
+            fit = related(str(surface), vals)
+        vals = fit or vals
     return [v for v in vals if not (literal is not None and v == literal)]
 
 

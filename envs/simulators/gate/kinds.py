@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from clarisql.envs.explorers import contains
+from clarisql.envs.explorers import contains, levenshtein, made_from, typo_bound
 
 WRONG = "wrong"
 PARTIAL = "partial"
@@ -42,8 +42,10 @@ KIND_PROBLEM = {"Error": WRONG, "Unmatch": WRONG, "not-exist": PARTIAL}
 def value_problem(kind: str, surface: str, meant: str | None) -> str | None:
     """The problem a question about the written value ``surface`` must state, when the user
     meant ``meant`` (the label's clarification value): ``partial`` when ``meant`` contains the
-    surface (it is cut short or leaves a word out), ``wrong`` when it does not (misspelled, or
-    outside the data). ``None`` for a kind without a named value (``intent``, ``Missing``);
+    surface (it is cut short or leaves a word out), ``wrong`` when it is a misspelling of it
+    (within :func:`~clarisql.envs.explorers.typo_bound` edits) or a name made up from it
+    (:func:`~clarisql.envs.explorers.made_from`); the kind's own problem when the two are not
+    related by spelling at all (a vague criterion and what it means). ``None`` for a kind without a named value (``intent``, ``Missing``);
     the kind's own problem (:data:`KIND_PROBLEM`) when there is nothing to compare (no surface,
     no meant value, or the two are the same text)."""
     base = KIND_PROBLEM.get(kind)
@@ -52,7 +54,14 @@ def value_problem(kind: str, surface: str, meant: str | None) -> str | None:
     s, m = (surface or "").strip(), (meant or "").strip()
     if not s or not m or s.casefold() == m.casefold():
         return base
-    return PARTIAL if contains(s, m) else WRONG
+    if contains(s, m):
+        return PARTIAL
+    bound = typo_bound(s)
+    if levenshtein(s.casefold(), m.casefold(), bound) <= bound or made_from(s, m):
+        return WRONG  # a misspelling, or a name made up from the one meant
+    # no spelling relation at all (a vague criterion, "suited to my diet" for "I eat vegan"):
+    # nothing in the value says which problem it has, and the kind decides
+    return base
 
 
 _PARTIAL = re.compile(

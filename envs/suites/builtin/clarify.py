@@ -61,7 +61,7 @@ class Clarify(Intents):
     ) -> tuple[Any, list[Any]] | None:
         """A gold drawn uniformly among the readings of ``surface`` over ``cands`` (``literal``
         left out), with the readings; ``None`` when fewer than two are left."""
-        reads = readings(surface, cands, literal)
+        reads = readings(surface, cands, literal, made_up=False)
         return (self.rng.choice(reads), reads) if len(reads) >= 2 else None
 
     def district_cands(self, ds: list[District], tkind: str, by_city: bool) -> list[Candidate]:
@@ -108,7 +108,7 @@ class Clarify(Intents):
         surface = self.family_surface(self.rng.choice(members))
         if surface is None or surface in vals:
             return None
-        keep = readings(surface, vals)  # every name the surface could cut short
+        keep = readings(surface, vals, made_up=False)  # every name the surface could cut short
         if len(keep) < 2:
             return None
         literal = q.render_sql(table, surface, measure=measure)
