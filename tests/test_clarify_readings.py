@@ -5,7 +5,6 @@ has a unique nearest value among all values of its column."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import sqlite3
 import sys
@@ -18,6 +17,8 @@ from clarisql.envs.synth.layers import clarify_tasks
 from clarisql.envs.synth.pipeline import SynthConfig, synthesize
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
+
+from ._benchmarks import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -53,13 +54,7 @@ def test_missing_scope_golds_cover_the_first_stored_value(tmp_path: Path) -> Non
 
 
 def _probe():
-    spec = importlib.util.spec_from_file_location(
-        "explorer_audit", ROOT / "benchmarks" / "explorer_audit.py"
-    )
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench("explorer_audit")
 
 
 def test_synthesized_suite_no_unique_nearest_value_and_no_rank_above_chance(

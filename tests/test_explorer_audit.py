@@ -4,7 +4,6 @@ suite's golds must not lean on any rank (the second-latest year was right 26 of 
 
 from __future__ import annotations
 
-import importlib.util
 import sqlite3
 from pathlib import Path
 
@@ -12,17 +11,11 @@ import pytest
 
 from clarisql.envs.tasks import Label, Task, Underspec
 
-ROOT = Path(__file__).resolve().parents[1]
+from ._benchmarks import bench
 
 
 def _probe():
-    spec = importlib.util.spec_from_file_location(
-        "explorer_audit", ROOT / "benchmarks" / "explorer_audit.py"
-    )
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench("explorer_audit")
 
 
 YEARS = (2019, 2020, 2021, 2022)

@@ -12,15 +12,14 @@ import pytest
 from clarisql.envs.simulators.gate import make_mapper
 from clarisql.envs.simulators.gate.evaluate import evaluate, load_items
 
+from ._benchmarks import bench
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "gate_questions.jsonl"
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gq", ROOT / "benchmarks" / "gate_questions.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return bench("gate_questions")
 
 
 def test_the_file_is_what_the_generator_writes() -> None:

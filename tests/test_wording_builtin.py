@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 from pathlib import Path
@@ -13,14 +12,11 @@ from clarisql.envs.suites.builtin import builtin_suite
 from clarisql.envs.suites.builtin import names as N
 from clarisql.envs.suites.builtin.db import _pick_attrs
 
-ROOT = Path(__file__).resolve().parent.parent
+from ._benchmarks import bench
 
 
 def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return bench(name)
 
 
 @pytest.fixture(scope="module")

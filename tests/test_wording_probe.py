@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-from pathlib import Path
 
 import pytest
 
+from ._benchmarks import bench
+
 pytest.importorskip("sklearn")
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location(
-    "wording_probe", ROOT / "benchmarks" / "wording_probe.py"
-)
-wp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wp)  # type: ignore[union-attr]
+wp = bench("wording_probe")
 
 ATTRS = [f"attr{i}" for i in range(40)]
 NAMES = [f"name{i}" for i in range(40)]

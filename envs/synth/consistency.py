@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarisql.envs.synth.types import TableProfile, quote_ident
+from clarisql.envs.synth.types import TableProfile, quote_ident, sql_lit
 from clarisql.envs.synth.verify import Verifier
 
 #: a dependency counts when at least this many values of the determining column repeat
@@ -36,16 +36,6 @@ LEAST_GROUPS = 3
 SAMPLE_ROWS = 20_000
 #: a value shorter than this is not looked for inside other columns
 LEAST_SPELLED = 3
-
-
-def _lit(v: Any) -> str:
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return str(int(v))
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return "'" + str(v).replace("'", "''") + "'"
 
 
 class Dependencies:
@@ -101,7 +91,7 @@ class Dependencies:
         countries: each state was seen with its own country)."""
         tq, kq = quote_ident(t.name), quote_ident(key)
         skip = [row[key], *exclude]
-        others = f"{kq} NOT IN ({', '.join(_lit(x) for x in skip)})"
+        others = f"{kq} NOT IN ({', '.join(sql_lit(x) for x in skip)})"
         for y in self.determinants(t, c):
             if row.get(y) is None or y == key:
                 continue
@@ -110,20 +100,20 @@ class Dependencies:
                 # this row only) would now go with another c than it did
                 return f"{c} follows {y} on the data; {y} = {row[y]!r} is left as it is"
             got = self.v.rows(
-                f"SELECT {quote_ident(c)} FROM {tq} WHERE {quote_ident(y)} = {_lit(row[y])} "
-                f"AND {others} AND {quote_ident(c)} IS NOT {_lit(new)} LIMIT 1"
+                f"SELECT {quote_ident(c)} FROM {tq} WHERE {quote_ident(y)} = {sql_lit(row[y])} "
+                f"AND {others} AND {quote_ident(c)} IS NOT {sql_lit(new)} LIMIT 1"
             )
             if got:
                 return f"{y} = {row[y]!r} goes with {c} = {got[0][0]!r}, not {new!r}"
         if new is None:
             return None
-        mine = f"{kq} <> {_lit(row[key])}"  # (a swap's other row counts: its pairing is known)
+        mine = f"{kq} <> {sql_lit(row[key])}"  # (a swap's other row counts: its pairing is known)
         for z in self.dependents(t, c):
             if z == key:
                 continue
             got = self.v.rows(
-                f"SELECT {quote_ident(z)} FROM {tq} WHERE {quote_ident(c)} = {_lit(new)} "
-                f"AND {mine} AND {quote_ident(z)} IS NOT {_lit(row.get(z))} LIMIT 1"
+                f"SELECT {quote_ident(z)} FROM {tq} WHERE {quote_ident(c)} = {sql_lit(new)} "
+                f"AND {mine} AND {quote_ident(z)} IS NOT {sql_lit(row.get(z))} LIMIT 1"
             )
             if got:
                 return f"{c} = {new!r} goes with {z} = {got[0][0]!r}, not {row.get(z)!r}"

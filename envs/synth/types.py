@@ -16,6 +16,17 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def sql_lit(v: Any) -> str:
+    """``v`` as an SQLite literal (numbers as numbers, everything else as a quoted string)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return "'" + str(v).replace("'", "''") + "'"
+
+
 class SynthError(ValueError):
     """Bad synthesis input (missing/empty/corrupt source, unusable table, bad option)."""
 
@@ -186,6 +197,7 @@ DIFFICULTIES = ("simple", "moderate", "challenging")
 QTYPES = ("single", "join", "union")
 
 __all__ = [
+    "sql_lit",
     "DIFFICULTIES",
     "QTYPES",
     "ColumnProfile",

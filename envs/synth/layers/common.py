@@ -35,7 +35,13 @@ from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
 from clarisql.envs.synth.phrasing import doubled_noun
 from clarisql.envs.synth.profile import present_sql, value_sql
-from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
+from clarisql.envs.synth.types import (
+    ColumnProfile,
+    LakeProfile,
+    TableProfile,
+    quote_ident,
+    sql_lit,
+)
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import Task, Underspec
 
@@ -46,17 +52,6 @@ _YEAR_NAME = re.compile(r"year|yr$|^fy$|season", re.I)
 _STOP = frozenset("the a an of and for in on at to by with from de la le el".split())
 
 qi = quote_ident
-
-
-def sql_lit(v: Any) -> str:
-    """``v`` as an SQLite literal (numbers as numbers, everything else as a quoted string)."""
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return str(int(v))
-    if isinstance(v, (int, float)):
-        return repr(v)
-    return "'" + str(v).replace("'", "''") + "'"
 
 
 def human(name: str) -> str:
