@@ -104,6 +104,11 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
         "distance length",
         "speed velocity",
         "capacity seats",
+        # when a relation began or ended (a ``signup date`` is the ``create_date`` of a customer)
+        "start hire hired join joined commencement begin beginning",
+        "signup registration register registered creation create created join joined "
+        "enrolment enrollment",
+        "end leaving termination finish stop exit departure",
     )
 )
 
@@ -411,28 +416,37 @@ WORLD_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "person": ("date of birth", "gender", "nationality", "phone number", "email address",
                "middle name", "nickname", "home address", "job title", "salary", "height",
                "marital status", "preferred language", "place of birth", "hire date",
-               "emergency contact", "website"),
+               "emergency contact", "website", "maiden name", "mobile number",
+               "passport number", "membership number", "loyalty points", "preferred name",
+               "start date", "leaving date", "employee number", "signup date",
+               "last visit date"),
     "place": ("population", "time zone", "area in square kilometres", "elevation",
               "postal code", "year founded", "average rainfall", "latitude",
-              "official language", "dialling code"),
+              "official language", "dialling code", "area code", "local name"),
     "site": ("opening time", "phone number", "floor area", "number of floors", "year built",
              "manager", "capacity", "website", "number of parking spaces", "wheelchair access",
-             "email address"),
+             "email address", "opening date", "closing time", "manager name", "site code"),
     "address": ("postal code", "latitude", "longitude", "time zone", "floor number",
-                "delivery note", "country code", "building name"),
+                "delivery note", "country code", "building name", "apartment number"),
     "organisation": ("year founded", "number of employees", "headquarters address",
                      "website", "phone number", "budget", "annual revenue", "founder",
-                     "motto", "email address", "stock ticker"),
+                     "motto", "email address", "stock ticker", "founding date",
+                     "registration number", "tax number", "trading name"),
     "product": ("weight", "colour", "size", "release date", "manufacturer", "customer rating",
                 "warranty period", "country of origin", "barcode", "shelf life",
-                "list price", "discontinued date", "supplier"),
+                "list price", "discontinued date", "supplier", "model number",
+                "serial number", "brand name", "launch date", "expiry date"),
     "work": ("release date", "language", "rating", "number of reviews", "copyright holder",
-             "award count", "original title"),
+             "award count", "original title", "release year", "running time",
+             "publication date", "catalogue number"),
     "transaction": ("payment method", "discount", "tax amount", "shipping cost", "currency",
-                    "due date", "status", "delivery date", "sales channel", "coupon code",
-                    "approval date", "cancellation reason"),
+                    "due date", "delivery date", "sales channel", "coupon code",
+                    "approval date", "cancellation reason", "tracking number",
+                    "refund amount", "shipping date", "refund date",
+                    "discount code", "tax rate"),
     "event": ("start time", "end time", "attendance", "ticket price", "organiser", "sponsor",
-              "duration", "weather", "dress code", "capacity", "broadcaster"),
+              "duration", "weather", "dress code", "capacity", "broadcaster", "booking date",
+              "cancellation date", "venue name", "end date"),
     "animal": ("breed", "weight", "date of birth", "colour", "vaccination date",
                "microchip number", "owner", "gender", "height"),
     "vehicle": ("colour", "mileage", "fuel type", "number of seats", "top speed",
@@ -457,19 +471,24 @@ def _singular_word(w: str) -> str:
 #: no mayor, a course no running time)
 CUE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "city": ("population", "mayor", "time zone", "elevation", "average rainfall",
-             "area in square kilometres", "year founded", "dialling code", "twin town"),
+             "area in square kilometres", "year founded", "dialling code", "twin town",
+             "area code", "local name"),
     "town": ("population", "mayor", "time zone", "elevation", "year founded", "twin town"),
     "country": ("population", "head of state", "national anthem", "time zone",
                 "official language", "dialling code", "area in square kilometres",
-                "national dish", "independence day"),
+                "national dish", "independence day", "capital city", "currency code",
+                "official name"),
     "track": ("release date", "lyricist", "tempo", "number of plays", "music video link",
-              "chart position", "copyright holder", "key signature"),
+              "chart position", "copyright holder", "key signature", "release year",
+              "track number", "disc number"),
     "song": ("release date", "lyricist", "tempo", "number of plays", "music video link",
-             "chart position", "copyright holder", "key signature"),
+             "chart position", "copyright holder", "key signature", "release year",
+             "track number"),
     "album": ("release date", "record label", "producer", "cover artist", "chart position",
-              "number of plays", "copyright holder"),
+              "number of plays", "copyright holder", "release year", "catalogue number",
+              "number of discs"),
     "playlist": ("number of followers", "creator", "cover image", "last played date",
-                 "description"),
+                 "description", "creation date", "owner name"),
     "film": ("release date", "budget", "box office takings", "original language",
              "filming location", "age rating", "number of reviews", "copyright holder",
              "original title", "director"),
@@ -496,7 +515,8 @@ CUE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
                     "special request", "booking channel"),
     "ticket": ("seat number", "payment method", "discount", "booking channel"),
     # a line of an invoice or order as much as a thing on a shelf
-    "item": ("discount", "tax rate", "gift message", "return reason", "refund date"),
+    "item": ("discount", "tax rate", "gift message", "return reason", "refund date",
+             "serial number", "discount amount"),
 }  # fmt: skip
 
 #: kind -> attributes such entities have in the world that hardly any database records
@@ -534,13 +554,42 @@ def entity_cue(table: str, columns: tuple[str, ...] | list[str] = ()) -> tuple[s
     return entity_kind(table, columns), None
 
 
+#: what only a person who works somewhere has, and the words that say one does
+EMPLOYMENT_ATTRIBUTES = frozenset(
+    {"job title", "salary", "hire date", "emergency contact", "start date", "leaving date",
+     "employee number"}
+)  # fmt: skip
+WORKER_CUES = frozenset(
+    "employee staff worker manager teacher instructor nurse doctor physician pilot driver agent "
+    "representative rep coach referee professor faculty conductor captain".split()
+)
+#: what only a patron of a business has, and the words that say one is
+PATRON_ATTRIBUTES = frozenset(
+    {"membership number", "loyalty points", "signup date", "last visit date"}
+)
+PATRON_CUES = frozenset(
+    "customer client member guest user buyer passenger patient visitor tenant resident".split()
+)
+
+
 def attributes_of(kind: str, cue: str | None = None) -> tuple[str, ...]:
     """Attributes an entity of ``kind`` (told by the word ``cue``) has in the world: the cue's
     own list (:data:`CUE_ATTRIBUTES`) where the kind is too broad, else the kind's
-    (:data:`WORLD_ATTRIBUTES`)."""
+    (:data:`WORLD_ATTRIBUTES`); a person's job (:data:`EMPLOYMENT_ATTRIBUTES`) only for the
+    words of :data:`WORKER_CUES` and a membership (:data:`PATRON_ATTRIBUTES`) only for those of
+    :data:`PATRON_CUES` (no ``hire date`` of a customer)."""
     if cue is not None and cue in CUE_ATTRIBUTES:
         return CUE_ATTRIBUTES[cue]
-    return WORLD_ATTRIBUTES.get(kind, ())
+    out = WORLD_ATTRIBUTES.get(kind, ())
+    if kind == "person":
+        c = _singular_word(cue) if cue else ""
+        out = tuple(
+            a
+            for a in out
+            if (a not in EMPLOYMENT_ATTRIBUTES or c in WORKER_CUES)
+            and (a not in PATRON_ATTRIBUTES or c in PATRON_CUES)
+        )
+    return out
 
 
 def entity_kind(table: str, columns: tuple[str, ...] | list[str] = ()) -> str:

@@ -244,6 +244,47 @@ def head_noun(text: str) -> str:
     return singular(ws[-1]) if ws else ""
 
 
+#: modifiers that qualify an attribute without naming another one (a ``unit price`` may be the
+#: ``list price``; a ``home address`` the ``address``): they never tell two attributes apart
+QUALIFIERS = frozenset(
+    "unit list sale sales retail base net gross total standard regular current actual full main "
+    "primary default usual normal final latest official home personal preferred contact own "
+    "local general overall".split()
+)
+
+
+def modifiers(text: str, entity: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The words of an attribute or column name that tell which ``head_noun`` it is: its content
+    words (singular, synonyms included) but the head noun, the words of the table it belongs to
+    (``entity``: ``product`` in ``product_price``) and :data:`QUALIFIERS`
+    (``date of birth`` -> ``{birth}``; ``store_address`` in ``store`` -> ``{}``)."""
+    h = head_noun(text)
+    ws = {singular(w) for w in _WORD.findall(human(text).lower()) if w not in _STOP and len(w) > 1}
+    ws -= {h, *_GENERIC, *QUALIFIERS}
+    ws -= entity | {singular(w) for w in entity}
+    return frozenset(x for w in ws for x in synonyms(w))
+
+
+#: parts of an address: never unanswerable where a reachable column holds addresses as text
+#: (``address_details`` "145 Alice Corners Willmsport, NV 36680" spells the postal code)
+ADDRESS_PARTS = frozenset(
+    {"postal code", "country code", "building name", "apartment number", "floor number",
+     "street name", "house number", "zip code", "postcode"}
+)  # fmt: skip
+
+#: head nouns that all say when: a ``release date`` may be read off a ``release_year``
+TEMPORAL = frozenset("date year time day month datetime timestamp period season".split())
+
+
+def distinct_attributes(attr: str, column: str, entity: frozenset[str]) -> bool:
+    """Two names with one head noun that still name different attributes: both say which one
+    (:func:`modifiers`), and no word of what they say is shared (``date of birth`` and
+    ``create_date``; not ``list price`` and ``product_price``, not ``start date`` and
+    ``start_time``)."""
+    a, c = modifiers(attr, entity), modifiers(column, entity)
+    return bool(a) and bool(c) and not (a & c)
+
+
 def foreign_word(name: str) -> bool:
     """A column name that cannot be put in words (:func:`~clarisql.envs.synth.names.speakable`)
     because it holds a word of five letters or more that is no word of the question language
@@ -357,8 +398,11 @@ class _UnansGen:
         self._semantic: Any = None
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
-        self._heads: dict[str, set[str]] = {}
+        self._heads: dict[str, dict[str, list[tuple[str, frozenset[str]]]]] = {}
         self._groups: dict[str, bool] = {}
+        self._schema_words: frozenset[str] | None = None
+        self._asked: dict[str, int] = {}  # attribute -> how often a column kind asked it
+        self._twinned: dict[tuple[str, str], int] = {}  # (table, column) -> answerable twins
 
     def credits(self, t: TableProfile, c: ColumnProfile) -> bool:
         """Whether ``c``'s values read as credit lists (:func:`~clarisql.envs.synth.column_roles.
@@ -485,8 +529,12 @@ class _UnansGen:
             cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
-            if others:  # the column nearest to the attribute asked: their words overlap most
+            if others:  # the column nearest to the attribute asked: their words overlap most;
                 c = max(others, key=lambda c: _nearness(attr, c, t))
+                if _nearness(attr, c, t)[0] == 0:  # none shares a word: the least asked one
+                    used = self._twinned.get  # (twins as varied in their words as the asks)
+                    c = min(others, key=lambda x: (used((t.name, x.name), 0), t.columns.index(x)))
+                self._twinned[(t.name, c.name)] = self._twinned.get((t.name, c.name), 0) + 1
                 twin = {
                     "utterance": tidy(tpl.format(attr=human(c.name), **slots)),
                     "gold_sql": f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {cond}",
@@ -535,16 +583,40 @@ class _UnansGen:
                 for c in b.usable()
                 if words(c.name)
                 and not id_like_name(c.name)
+                and speakable(c.name)
+                and column_role(c) not in ("flag", "identifier", "code")  # ("the june of
+                and self.fits(
+                    t, b, human(c.name)
+                )  # every skip label"; "the staff name of the address")
                 and not self.named_by(t.name, c.name)
                 and absent(human(c.name), near)
             ]
         others = self._surface[t.name]
         if not others:
             return None
-        b, c = rng.choice(self.look_alike(t, others, lambda x: human(x[1].name)))
-        if not speakable(c.name) or column_role(c) in ("flag", "identifier", "code"):
-            return None  # ("the june of every skip label": a flag column is no attribute)
-        return self.attr_task(K_SURFACE, t, human(c.name), {"resembles": f"{b.name}.{c.name}"})
+        near = self.look_alike(t, others, lambda x: human(x[1].name))
+        low = set(
+            self.least_asked([human(c.name) for _, c in near], [human(c.name) for _, c in others])
+        )
+        picks = {(b.name, c.name): (b, c) for b, c in near + others if human(c.name) in low}
+        b, c = rng.choice(list(picks.values()))
+        attr = human(c.name)
+        got = self.attr_task(K_SURFACE, t, attr, {"resembles": f"{b.name}.{c.name}"})
+        if got is not None:
+            self._asked[attr] = self._asked.get(attr, 0) + 1
+        return got
+
+    def fits(self, t: TableProfile, b: TableProfile, attr: str) -> bool:
+        """Whether ``b``'s column ``attr`` is something ``t``'s rows could have: both tables
+        hold one known kind of entity (two kinds of people, two kinds of sites) and ``attr``'s
+        head noun is the head of an attribute such entities have (:func:`~clarisql.envs.synth.
+        names.attributes_of`). A question about another kind's attribute (the ``product price``
+        of a staff member, the ``order date`` of a store) or about what only another role has
+        (the ``salary`` of a customer) is none a user would ask."""
+        kind, cue = self.cue_of(t)
+        if kind == "thing" or self.cue_of(b)[0] != kind:
+            return False
+        return head_noun(attr) in {head_noun(a) for a in attributes_of(kind, cue)}
 
     @staticmethod
     def named_by(table: str, column: str) -> bool:
@@ -583,19 +655,35 @@ class _UnansGen:
 
     def in_doubt(self, t: TableProfile, attr: str) -> bool:
         """``attr``'s head noun (:func:`head_noun`) is the head noun of a column of ``t`` or of
-        any table reachable from it: a join path may hold it (``list price`` of a product with
-        a ``product_price``), so it is never asked as unanswerable. So is every attribute when
+        any table reachable from it, and the two names do not say two different things of it
+        (:func:`distinct_attributes`): a join path may hold it (``list price`` of a product with
+        a ``product_price``), so it is never asked as unanswerable; the ``date of birth`` of a
+        customer with a ``create_date`` is still asked. So is every attribute when
         such a table has a column named in another language (:func:`foreign_word`)."""
         h = head_noun(attr)
         if not h:
             return True
         if t.name not in self._heads:
             reach = self.reachable(t)
-            near = [c for x in self.lake.tables if x.name in reach for c in x.columns]
-            self._heads[t.name] = {head_noun(c.name) for c in near}
-            if any(foreign_word(c.name) for c in near):
-                self._heads[t.name].add("*")  # a column in another language may hold anything
-        return h in self._heads[t.name] or "*" in self._heads[t.name]
+            heads: dict[str, list[tuple[str, frozenset[str]]]] = {}
+            for x in self.lake.tables:
+                if x.name not in reach:
+                    continue
+                for c in x.columns:
+                    if foreign_word(c.name):  # a column in another language may hold anything
+                        heads.setdefault("*", [])
+                    ent = words(t.name)  # (the asked table's word says nothing: store_address)
+                    heads.setdefault(head_noun(c.name), []).append((c.name, ent))
+            self._heads[t.name] = heads  # type: ignore[assignment]
+        heads = self._heads[t.name]  # type: ignore[assignment]
+        if "*" in heads:
+            return True
+        if attr in ADDRESS_PARTS and ("address" in heads or "detail" in heads):
+            return True
+        same = [h, *(sorted(TEMPORAL - {h}) if h in TEMPORAL else ())]
+        return any(
+            not distinct_attributes(attr, c, ent) for x in same for c, ent in heads.get(x, ())
+        )
 
     def kind_of(self, t: TableProfile) -> str:
         return self.cue_of(t)[0]
@@ -632,32 +720,62 @@ class _UnansGen:
 
     def column_related(self) -> Made | None:
         """An attribute such entities have in the world (:func:`plausible` for the table's
-        kind) that no table of the lake holds; half the time one that shares a word with a
-        column of the table (:meth:`look_alike`)."""
+        kind) that no table of the lake holds and no join path may hold (:meth:`in_doubt`);
+        most of the time one in the words of the schema (:meth:`look_alike`)."""
         t = self.rng.choice(self.tables)
         kind, cue = self.cue_of(t)
         if kind == "thing":  # rows of unknown kind: what they lack cannot be told (nor in what
             return None  # language their schema speaks), so no column-related request
-        pool = [a for a in attributes_of(kind, cue) if self.absent_anywhere(a)]
+        pool = [
+            a
+            for a in attributes_of(kind, cue)
+            if self.absent_anywhere(a) and not self.in_doubt(t, a)
+        ]
         if not pool:
             return None
-        attr = self.rng.choice(self.look_alike(t, pool, str))
-        return self.attr_task(K_RELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
+        attr = self.rng.choice(self.least_asked(self.look_alike(t, pool, str), among=pool))
+        got = self.attr_task(K_RELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
+        if got is not None:
+            self._asked[attr] = self._asked.get(attr, 0) + 1
+        return got
+
+    def least_asked(self, pool: list[str], among: list[str] | None = None) -> list[str]:
+        """The attributes of ``pool`` asked least often so far in this suite (a suite that asks
+        the ``release date`` of six tracks teaches the word, not the schema); with ``among``
+        (the wider pool ``pool`` was narrowed from), those of ``pool`` asked at most once more
+        than the least asked of ``among``, or ``among``'s least asked when none is."""
+        n = self._asked.get
+        if among is not None:
+            floor = min(n(a, 0) for a in among)
+            near = [a for a in pool if n(a, 0) <= floor + 1]
+            return self.least_asked(near) if near else self.least_asked(among)
+        low = min(n(a, 0) for a in pool)
+        return [a for a in pool if n(a, 0) == low]
+
+    #: how often an unanswerable attribute is drawn among those in the schema's words
+    LOOK_ALIKE_SHARE = 0.7
+
+    def schema_words(self) -> frozenset[str]:
+        """The words of the columns answerable questions ask for (:meth:`twin_columns` of every
+        subject table), singular: the vocabulary of the suite's answerable twins."""
+        if self._schema_words is None:
+            ws: set[str] = set()
+            for x in self.tables:
+                for c in self.twin_columns(x, set()):
+                    ws |= {singular(w) for w in words(human(c.name))}
+            self._schema_words = frozenset(ws)
+        return self._schema_words
 
     def look_alike(self, t: TableProfile, pool: list[Any], name: Any) -> list[Any]:
-        """Half the time, the attributes of ``pool`` that share a word with a column ``t`` has
-        (``customer address`` asked of a store that has a ``store address``): the unanswerable
-        request then reads like its answerable twin; else (or when none does) all of them."""
-        cols = self.twin_columns(t, set())
-        own = set().union(*(words(human(c.name)) for c in cols))
-        heads = {head_noun(c.name) for c in cols}
-        near = [  # a shared word, never the head noun (that would be the column itself)
-            x
-            for x in pool
-            if (words(name(x)) & own) - {head_noun(name(x)), plural(head_noun(name(x)))}
-            and head_noun(name(x)) not in heads
-        ]
-        return near if near and self.rng.random() < 0.5 else pool
+        """:data:`LOOK_ALIKE_SHARE` of the time, the attributes of ``pool`` that share a word
+        with a column answerable questions ask for (:meth:`schema_words`: the ``date of birth``
+        of a customer in a schema with ``create_date``, the ``middle name`` beside ``first_name``):
+        the unanswerable request then reads like an answerable one, its words are the words of
+        schemas, and only what the schema holds tells them apart; else (or when none does) all
+        of them."""
+        own = self.schema_words()
+        near = [x for x in pool if {singular(w) for w in words(name(x))} & own]
+        return near if near and self.rng.random() < self.LOOK_ALIKE_SHARE else pool
 
     def column_unrelated(self) -> Made | None:
         """An attribute entities of the table's kind plausibly have (:func:`plausible`: the
