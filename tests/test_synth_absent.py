@@ -52,7 +52,8 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
         CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
                                create_date TEXT, address TEXT);
         CREATE TABLE film (film_id INTEGER PRIMARY KEY, title TEXT, release_year INTEGER,
-                           customer_id INTEGER REFERENCES customer(customer_id));
+                           customer_id INTEGER REFERENCES customer(customer_id),
+                           director_customer_id INTEGER REFERENCES customer(customer_id));
         CREATE TABLE product (product_id INTEGER PRIMARY KEY, product_name TEXT,
                               product_price REAL);
         CREATE TABLE employee (employee_id INTEGER PRIMARY KEY, full_name TEXT, hire_date TEXT,
@@ -65,7 +66,7 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
             "INSERT INTO customer VALUES (?, ?, ?, ?, ?)",
             (i, f, f"Smith{i}", f"2020-01-{i:02d}", f"{i} Elm Street, Springfield {10000 + i}"),
         )
-        conn.execute("INSERT INTO film VALUES (?, ?, ?, ?)", (i, f"Film {f}", 1990 + i, i))
+        conn.execute("INSERT INTO film VALUES (?, ?, ?, ?, ?)", (i, f"Film {f}", 1990 + i, i, i))
         conn.execute("INSERT INTO product VALUES (?, ?, ?)", (i, f"thing {f}", 1.5 * i))
         conn.execute(
             "INSERT INTO employee VALUES (?, ?, ?, ?)", (i, f"{f} Jones", f"2019-02-{i:02d}", i)
@@ -88,6 +89,8 @@ def test_a_join_path_leaves_no_doubt_only_where_the_names_say_different_things(g
     assert g.in_doubt(customer, "signup date")  # create_date: signing up is creating
     assert g.in_doubt(customer, "postal code")  # "1 Elm Street, Springfield 10001"
     assert not g.in_doubt(product, "postal code")  # no address reached from a product
+    assert g.in_doubt(film, "director name")  # director_customer_id: the director's row
+    assert not g.in_doubt(film, "producer name") and g.in_doubt(film, "original title")
 
 
 def test_jobs_and_memberships_are_asked_of_those_who_have_them() -> None:

@@ -680,6 +680,11 @@ class _UnansGen:
             return True
         if attr in ADDRESS_PARTS and ("address" in heads or "detail" in heads):
             return True
+        refs = {  # what t's references are called: a manager_staff_id leads to the manager
+            singular(w) for c in t.columns if id_like_name(c.name) for w in words(c.name)
+        } - {"id", "key", "code", "no", "num", "number"}
+        if modifiers(attr, words(t.name)) & refs:
+            return True  # ("the manager name of the store": the manager's staff row has it)
         same = [h, *(sorted(TEMPORAL - {h}) if h in TEMPORAL else ())]
         return any(
             not distinct_attributes(attr, c, ent) for x in same for c, ent in heads.get(x, ())
