@@ -91,6 +91,9 @@ def test_a_join_path_leaves_no_doubt_only_where_the_names_say_different_things(g
     assert not g.in_doubt(product, "postal code")  # no address reached from a product
     assert g.in_doubt(film, "director name")  # director_customer_id: the director's row
     assert not g.in_doubt(film, "producer name") and g.in_doubt(film, "original title")
+    assert g.in_doubt(film, "number of customers")  # a COUNT over the customers it reaches
+    assert g.in_doubt(film, "number of clients")  # (people all the same)
+    assert not g.in_doubt(film, "number of awards")
 
 
 def test_jobs_and_memberships_are_asked_of_those_who_have_them() -> None:

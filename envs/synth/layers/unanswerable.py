@@ -685,6 +685,16 @@ class _UnansGen:
         } - {"id", "key", "code", "no", "num", "number"}
         if modifiers(attr, words(t.name)) & refs:
             return True  # ("the manager name of the store": the manager's staff row has it)
+        counted = re.match(r"number of (\w+)$", attr)
+        if counted:  # a count of things a reachable table holds is a COUNT away
+            kind, _ = entity_cue(counted.group(1))
+            near = self.linked(t)
+            return any(
+                (kind != "thing" and self.cue_of(x)[0] == kind)
+                or singular(counted.group(1)) in {singular(w) for w in words(x.name)}
+                for x in self.lake.tables
+                if x.name in near and x.name != t.name
+            )
         same = [h, *(sorted(TEMPORAL - {h}) if h in TEMPORAL else ())]
         return any(
             not distinct_attributes(attr, c, ent) for x in same for c, ent in heads.get(x, ())
