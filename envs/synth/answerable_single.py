@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.column_roles import agg_names
+from clarisql.envs.synth.names import split_name
 from clarisql.envs.synth.phrasing import (
     ABOVE,
     AGGREGATE,
@@ -20,12 +21,15 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    ROWS_WHERE,
     agg_words,
+    and_list,
     key_words,
     pick,
     plural,
     quote,
-    singular,
+    row_noun,
+    rows_noun,
 )
 from clarisql.envs.synth.templates import (
     SCOPE_WORDS,
@@ -55,6 +59,20 @@ def shown(r: Roles) -> ColumnProfile | None:
     None."""
     unique = [c for c in (*r.labels, *r.keys) if c.unique]
     return (unique or r.labels or r.keys or [None])[0]
+
+
+def named_by(r: Roles) -> list[ColumnProfile]:
+    """The columns a listing of ``r``'s rows shows: :func:`shown`, and beside a key (a
+    surrogate number no user asks for alone: "What invoice ID do the invoices ... have?") a
+    label that says what the row is (a name before another label), else a date; only the key
+    when the table has neither."""
+    lab = shown(r)
+    if lab is None or lab in r.labels:
+        return [lab] if lab is not None else []
+    said = sorted(
+        (c for c in r.labels if c.name != lab.name), key=lambda c: "name" not in split_name(c.name)
+    ) + [c for c in r.dates if c.name != lab.name]
+    return [lab, said[0]] if said else [lab]
 
 
 # --- single-table makers ----------------------------------------------------------------------
@@ -95,23 +113,32 @@ def _t(r: Roles) -> str:
 def _rows(r: Roles) -> str:
     """The table's rows as a plural noun (``film`` -> ``films``, ``months`` stays): a user asks
     "how many films", not "how many film rows"."""
-    return plural(singular(_t(r)))
+    return rows_noun(_t(r))
+
+
+def _row(r: Roles) -> str:
+    """One row of the table as a countable noun (``inventory`` -> ``inventory item``)."""
+    return row_noun(_t(r))
 
 
 def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
-    d = cx.pick(r.dims)
+    cols = named_by(r)
+    if cols == [lab] and lab not in r.labels:
+        return None  # a bare list of the rows' own keys: no user asks for one
+    d = cx.pick([c for c in r.dims if c not in cols] or r.dims)
     v = cx.value(d, cx.v.max_rows)
     if v is None:
         return None
-    sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
+    sel = Sel(*(c.ref() for c in cols)).frm(r.table.name).where(cond_eq(d, v))
     got = cx.v.rows(sel.sql())
     if got and len({tuple(x) for x in got}) < len(got):
         return None  # rows the answer cannot tell apart ("Sidney" seven times)
-    subj = singular(_t(r))
+    subj = _row(r)
     q = pick(
-        ATTR_WHERE,
+        ATTR_WHERE if len(cols) == 1 else ROWS_WHERE,
         cx.rng,
         attr=human(lab.name),
+        attrs=and_list([human(c.name) for c in cols]),
         subj=subj,
         subjs=plural(subj),
         key=key_words(human(d.name), subj),
@@ -119,7 +146,7 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     f = [(d.table, d.name, "=", v)]
     return cx.draft(
-        sel, q, "simple", "single", [lab, d], ("filter",), filters=f, scope=scope_of(d, v)
+        sel, q, "simple", "single", [*cols, d], ("filter",), filters=f, scope=scope_of(d, v)
     )
 
 
@@ -133,7 +160,7 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         ABOVE,
         cx.rng,
         rows=_rows(r),
-        row=singular(_t(r)),
+        row=_row(r),
         m=human(m.name),
         x=show(x),
         lab=human(lab.name),
@@ -153,8 +180,8 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
         ATTR_OF_RECORD,
         cx.rng,
         attr=human(m.name),
-        subj=singular(_t(r)),
-        key=key_words(human(lab.name), singular(_t(r))),
+        subj=_row(r),
+        key=key_words(human(lab.name), _row(r)),
         v=quote(v),
     )
     f = [(lab.table, lab.name, "=", v)]
@@ -364,7 +391,7 @@ def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     sel = Sel("grp", "item", "val").frm(inner.sub("ranked")).where("rnk = 1")
     q = (
-        f"For each {human(d.name)}, which {singular(_t(r))}{ph} has the highest {human(m.name)}? "
+        f"For each {human(d.name)}, which {_row(r)}{ph} has the highest {human(m.name)}? "
         f"Give the {human(d.name)}, the {human(lab.name)} and the {human(m.name)} (all ties)."
     )
     return cx.draft(
@@ -415,7 +442,7 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
         .having(f"AVG({num(m)}) > ({overall})")
     )
     q = (
-        f"Which {human(d.name)} values have an average {human(m.name)} above the average over "
+        f"Which {plural(human(d.name))} have an average {human(m.name)} above the average over "
         f"all {_rows(r)}{ph}? Give each with its average."
     )
     return cx.draft(
@@ -432,4 +459,4 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
     )
 
 
-__all__ = ["scope_of", "shown", "single_makers"]
+__all__ = ["named_by", "scope_of", "shown", "single_makers"]
