@@ -171,6 +171,11 @@ _PERSONAL = {
     "birth", "born", "birthplace", "hometown", "gender", "sex", "nationality", "citizenship",
     "death", "died", "marital", "religion", "race", "ethnicity", "blood", "age",
 }  # fmt: skip
+#: words of a moment the database keeps for itself (when the record was made or changed):
+#: no user corrects a ``create_date``
+_RECORD_TIME = {
+    "create", "created", "creation", "modified", "updated", "update", "inserted", "timestamp",
+}  # fmt: skip
 _NAMING = {"name", "title", "label", "username", "login", "nickname", "handle", "surname"}
 
 
@@ -422,13 +427,20 @@ class _WriteGen:
         them, in order), ``old`` left out; none for a number that is not positive."""
         if not isinstance(old, (int, float)) or isinstance(old, bool) or old <= 0:
             return []
-        cq = qi(c.name)
+        cq, tq = qi(c.name), qi(c.table)
+        num = f"{cq} <> {sql_lit(old)} AND typeof({cq}) IN ('integer', 'real')"
         got = self.v.rows(
-            f"SELECT DISTINCT {cq} FROM {qi(c.table)} WHERE {cq} BETWEEN {old * 0.5!r} AND "
-            f"{old * 1.5!r} AND {cq} <> {sql_lit(old)} AND typeof({cq}) IN ('integer', 'real') "
-            f"ORDER BY 1 LIMIT 200"
+            f"SELECT DISTINCT {cq} FROM {tq} WHERE {cq} BETWEEN {old * 0.5!r} AND "
+            f"{old * 1.5!r} AND {num} ORDER BY 1 LIMIT 200"
         )
-        return [r[0] for r in got or []]
+        if got:
+            return [r[0] for r in got]
+        # none that near (rates of 0.99, 2.99 and 4.99): the nearest value below and above
+        near = self.v.rows(
+            f"SELECT (SELECT MAX({cq}) FROM {tq} WHERE {cq} < {old!r} AND {num}), "
+            f"(SELECT MIN({cq}) FROM {tq} WHERE {cq} > {old!r} AND {num})"
+        )
+        return [x for x in (near[0] if near else ()) if x is not None]
 
     def check(self, gold: list[str], naive: list[str] | None) -> bool:
         g = self.v.write_digest(gold)
@@ -448,7 +460,11 @@ class _WriteGen:
             return None
         kv = row[0]
         cols = [c for c in [*measures(t), *scopes(t)] if _writable(c) and c.name != k.name]
-        cols = [c for c in self.free(t, cols) if not self.deps.tied(t, c.name)]
+        cols = [
+            c
+            for c in self.free(t, cols)
+            if not self.deps.tied(t, c.name) and not set(name_words(c.name)) & _RECORD_TIME
+        ]
         if not cols:
             return None
         c = rng.choice(cols)
@@ -470,6 +486,8 @@ class _WriteGen:
             new = rng.choice(others)
         if self.deps.breaks_dependency(t, named, c.name, new, k.name):
             return None
+        if self.deps.breaks_order(t, named, c.name, new):
+            return None  # (a rental returned before it was rented)
         act = f"UPDATE {qi(t.name)} SET {qi(c.name)} = {sql_lit(new)} WHERE {qi(k.name)} = {sql_lit(kv)}"
         text = rng.choice(_UPDATE).format(
             c=human(c.name), row=_row(t.name), k=human(k.name), kv=_q(kv), new=_q(new)
