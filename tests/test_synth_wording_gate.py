@@ -303,3 +303,26 @@ def test_replies_read_like_a_person(db: Path) -> None:
     sim = FixedSimulator()
     reply = sim.render(Underspec(Label("Missing", None, "BillingState"), "WA"))
     assert reply == "The billing state I mean is WA."
+
+
+def test_one_detector_of_joined_items() -> None:
+    from clarisql.envs.synth.column_roles import credit_list, joined_items, tag_list
+    from clarisql.envs.synth.layers.surfaces import listed
+
+    tags = ["Trailers,Deleted Scenes", "Commentaries,Trailers", "Deleted Scenes", "Trailers",
+            "Commentaries,Deleted Scenes", "Trailers,Commentaries"]  # fmt: skip
+    credits = ["Bill Gould/Mike Bordin/Mike Patton", "Mike Patton/Jim Martin/Roddy Bottum",
+               "Bill Gould/Jim Martin/Roddy Bottum", "Mike Bordin", "Ann Lee",
+               "Roddy Bottum, Mike Patton & Bill Gould"]  # fmt: skip
+    streets = [f"{n} Main Street, Springfield" for n in range(20)]
+    names = [f"Name {n}" for n in range(20)]
+    for values, tag, credit, no_name in (
+        (tags, True, False, True),
+        (credits, False, True, True),
+        (streets, False, False, True),
+        (names, False, False, False),
+    ):
+        got = joined_items(values)
+        assert (got.tags, got.credits, got.no_name) == (tag, credit, no_name), values
+        assert got.tags == tag_list(values) and got.credits == credit_list(values)
+        assert got.no_name == listed(values) and got.is_list == (tag or credit)
