@@ -23,6 +23,7 @@ from clarisql.envs.synth.layers.common import Agg, Made, fill
 from clarisql.envs.synth.layers.twins import twin_tasks
 from clarisql.envs.synth.layers.writes import _WriteGen
 from clarisql.envs.synth.phrasing import (
+    attr_words,
     bad_plural,
     doubled_noun,
     row_noun,
@@ -150,6 +151,11 @@ def test_the_detectors_catch_the_reviewers_examples_and_pass_good_wording() -> N
         assert wording_flaw(text) is None, (text, wording_flaw(text))
     assert row_noun("inventory") == "inventory item" and rows_noun("inventory") == "inventory items"
     assert rows_noun("staff") == "staff members" and rows_noun("film") == "films"
+    # an attribute without the record's own noun: the "product price" of a product
+    assert attr_words("product price", "product") == "price"
+    assert attr_words("store address", "department store") == "address"
+    assert attr_words("address", "address") == "address"
+    assert attr_words("customer ID", "customer") == "customer ID"
 
 
 def test_every_maker_of_questions_is_gated() -> None:
@@ -182,6 +188,7 @@ def test_drafts_count_items_list_rows_by_what_they_are_and_never_bare_keys(db: P
                     drafts.append(d)
     text = "\n".join(d.question for d in drafts)
     assert "inventory items" in text, text
+    assert "highest 2 counts" not in text and "highest 3 counts" not in text, text
     assert not any(wording_flaw(d.question) for d in drafts), text
     tasks = [
         Task(id=f"d{i}", db="shop.sqlite", utterance=d.question, gold_sql=d.sql)

@@ -268,12 +268,9 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     )
     sel = Sel(*(["id"] if ident else []), "item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
     ln, rn = _names(j)
-    top = "count" if k == 1 else f"{k} counts"
+    top = "the most" if k == 1 else f"one of the {k} largest numbers of"
     said = f"{human(key.name)}, {human(d.name)}" if ident else human(d.name)
-    q = (
-        f"Which {rn} have the highest {top} of {ln}{ph}? "
-        f"Give their {said} and the number of {ln} (all ties)."
-    )
+    q = f"Which {rn} have {top} {ln}{ph}? Give their {said} and the number of {ln} (all ties)."
     return cx.draft(
         sel,
         q,

@@ -24,6 +24,7 @@ from clarisql.envs.synth.phrasing import (
     ROWS_WHERE,
     agg_words,
     and_list,
+    attr_words,
     key_words,
     pick,
     plural,
@@ -57,8 +58,9 @@ def shown(r: Roles) -> ColumnProfile | None:
     """The column that names a row in answers: a label unique on the data, else a key, else a
     label (rows a listed answer cannot tell apart, "Sidney" seven times, teach nothing), else
     None."""
-    unique = [c for c in (*r.labels, *r.keys) if c.unique]
-    return (unique or r.labels or r.keys or [None])[0]
+    labels = sorted(r.labels, key=lambda c: not {"name", "title"} & set(split_name(c.name)))
+    unique = [c for c in (*labels, *r.keys) if c.unique]  # (a name or title first: not a code)
+    return (unique or labels or r.keys or [None])[0]
 
 
 def named_by(r: Roles) -> list[ColumnProfile]:
@@ -121,6 +123,12 @@ def _row(r: Roles) -> str:
     return row_noun(_t(r))
 
 
+def _said(r: Roles, c: ColumnProfile) -> str:
+    """A column of ``r``'s rows in words without the rows' own noun that a user leaves out
+    (:func:`~.phrasing.attr_words`: the ``product price`` of a product is its ``price``)."""
+    return attr_words(human(c.name), _row(r))
+
+
 def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     cols = named_by(r)
     if cols == [lab] and lab not in r.labels:
@@ -137,8 +145,8 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     q = pick(
         ATTR_WHERE if len(cols) == 1 else ROWS_WHERE,
         cx.rng,
-        attr=human(lab.name),
-        attrs=and_list([human(c.name) for c in cols]),
+        attr=_said(r, lab),
+        attrs=and_list([_said(r, c) for c in cols]),
         subj=subj,
         subjs=plural(subj),
         key=key_words(human(d.name), subj),
@@ -161,9 +169,9 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         cx.rng,
         rows=_rows(r),
         row=_row(r),
-        m=human(m.name),
+        m=_said(r, m),
         x=show(x),
-        lab=human(lab.name),
+        lab=_said(r, lab),
     )
     f = [(m.table, m.name, ">", x)]
     return cx.draft(
@@ -179,7 +187,7 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     q = pick(
         ATTR_OF_RECORD,
         cx.rng,
-        attr=human(m.name),
+        attr=_said(r, m),
         subj=_row(r),
         key=key_words(human(lab.name), _row(r)),
         v=quote(v),
@@ -298,9 +306,7 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         .limit(k)
     )
     word = "highest" if hi else "lowest"
-    q = pick(
-        RANKING, cx.rng, k=k, rows=_rows(r), f=ph, word=word, m=human(m.name), lab=human(lab.name)
-    )
+    q = pick(RANKING, cx.rng, k=k, rows=_rows(r), f=ph, word=word, m=_said(r, m), lab=_said(r, lab))
     return cx.draft(
         sel,
         q,
@@ -351,8 +357,8 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         .where(cond_eq(d, v), present(m), f"{num(m)} > ({inner})")
     )
     q = (
-        f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {human(m.name)} above "
-        f"their average? Give the {human(lab.name)} and the {human(m.name)}."
+        f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {_said(r, m)} above "
+        f"their average? Give the {_said(r, lab)} and the {_said(r, m)}."
     )
     return cx.draft(
         sel,
@@ -391,8 +397,8 @@ def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     sel = Sel("grp", "item", "val").frm(inner.sub("ranked")).where("rnk = 1")
     q = (
-        f"For each {human(d.name)}, which {_row(r)}{ph} has the highest {human(m.name)}? "
-        f"Give the {human(d.name)}, the {human(lab.name)} and the {human(m.name)} (all ties)."
+        f"For each {human(d.name)}, which {_row(r)}{ph} has the highest {_said(r, m)}? "
+        f"Give the {human(d.name)}, the {_said(r, lab)} and the {_said(r, m)} (all ties)."
     )
     return cx.draft(
         sel,
@@ -442,7 +448,7 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
         .having(f"AVG({num(m)}) > ({overall})")
     )
     q = (
-        f"Which {plural(human(d.name))} have an average {human(m.name)} above the average over "
+        f"Which {plural(human(d.name))} have an average {_said(r, m)} above the average over "
         f"all {_rows(r)}{ph}? Give each with its average."
     )
     return cx.draft(

@@ -286,6 +286,15 @@ def and_list(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
+def attr_words(attr: str, subj: str) -> str:
+    """An attribute of a record in words without the record's own noun a user leaves out
+    (:func:`key_words`: the ``product price`` of a product is its ``price``, the ``customer
+    email`` of a customer its ``email``); an attribute that is only the record's noun stays
+    (the ``address`` of an address is no ``name``)."""
+    said = key_words(attr, subj)
+    return attr if said == "name" and "name" not in attr.lower().split() else said
+
+
 def frame(frames: tuple[str, ...], rng: random.Random) -> str:
     """One of ``frames`` (seeded choice), unfilled: a minimal pair fills the same frame twice."""
     return frames[rng.randrange(len(frames))]
@@ -406,6 +415,7 @@ __all__ = [
     "JOIN_ROWS",
     "ROWS_WHERE",
     "and_list",
+    "attr_words",
     "frame",
     "key_words",
     "pick",
