@@ -757,7 +757,9 @@ class Auditor:
         if not shared:
             report.add("swap-between-unrelated-rows", task, f"{ca}: rows share no parent or group")
         if shared and not any(varies_within(self.v, ta, g, ca) for g in shared):
-            report.add("swap-of-group-value", task, f"{ca} is mostly one per {', '.join(shared)}")
+            report.add(
+                "swap-of-group-value", task, f"{ca} not shown to vary per {', '.join(shared)}"
+            )
 
     def _typos(self, task: Task, report: AuditReport) -> None:
         for u in task.underspecs:
