@@ -129,6 +129,12 @@ def _said(r: Roles, c: ColumnProfile) -> str:
     return attr_words(human(c.name), _row(r))
 
 
+def _labs(r: Roles, cols: list[ColumnProfile]) -> str:
+    """The naming columns of a listing in words, each with its article after the first
+    ("track ID, the name"), so that "Give the {labs} and the {measure}" reads."""
+    return ", the ".join(_said(r, c) for c in cols)
+
+
 def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     cols = named_by(r)
     if cols == [lab] and lab not in r.labels:
@@ -163,7 +169,12 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     x = cx.threshold(r.table.name, m)
     if x is None:
         return None
-    sel = Sel(lab.ref(), num(m)).frm(r.table.name).where(present(m), f"{num(m)} > {lit(x)}")
+    cols = named_by(r)
+    sel = (
+        Sel(*(c.ref() for c in cols), num(m))
+        .frm(r.table.name)
+        .where(present(m), f"{num(m)} > {lit(x)}")
+    )
     q = pick(
         ABOVE,
         cx.rng,
@@ -171,11 +182,11 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
         row=_row(r),
         m=_said(r, m),
         x=show(x),
-        lab=_said(r, lab),
+        lab=_labs(r, cols),
     )
     f = [(m.table, m.name, ">", x)]
     return cx.draft(
-        sel, q, "simple", "single", [lab, m], ("filter",), measure=(m.table, m.name), filters=f
+        sel, q, "simple", "single", [*cols, m], ("filter",), measure=(m.table, m.name), filters=f
     )
 
 
@@ -298,21 +309,32 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     hi = cx.rng.random() < 0.5
     way = "DESC" if hi else "ASC"
     nc, ph, nf = cx.narrow(r, ())
+    cols = named_by(r)
     sel = (
-        Sel(lab.ref(), num(m))
+        Sel(*(c.ref() for c in cols), num(m))
         .frm(r.table.name)
         .where(present(m), *nc)
         .order(f"{num(m)} {way}", f"{lab.ref()} ASC")
         .limit(k)
     )
     word = "highest" if hi else "lowest"
-    q = pick(RANKING, cx.rng, k=k, rows=_rows(r), f=ph, word=word, m=_said(r, m), lab=_said(r, lab))
+    q = pick(
+        RANKING,
+        cx.rng,
+        k=k,
+        rows=_rows(r),
+        f=ph,
+        word=word,
+        m=_said(r, m),
+        lab=_labs(r, cols),
+        tie=_said(r, lab),
+    )
     return cx.draft(
         sel,
         q,
         "moderate",
         "single",
-        [lab, m],
+        [*cols, m],
         ("order", "limit"),
         ordered=True,
         measure=(m.table, m.name),
@@ -351,14 +373,15 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if v is None:
         return None
     inner = Sel(f"AVG({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m)).sql()
+    cols = named_by(r)
     sel = (
-        Sel(lab.ref(), num(m))
+        Sel(*(c.ref() for c in cols), num(m))
         .frm(r.table.name)
         .where(cond_eq(d, v), present(m), f"{num(m)} > ({inner})")
     )
     q = (
         f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {_said(r, m)} above "
-        f"their average? Give the {_said(r, lab)} and the {_said(r, m)}."
+        f"their average? Give the {_labs(r, cols)} and the {_said(r, m)}."
     )
     return cx.draft(
         sel,

@@ -106,17 +106,18 @@ COUNT_PER_GROUP = (
     "Count the {rows}{f} per {d}.",
     "What is the number of {rows}{f} for each {d}?",
 )
-#: top-k: ``{k}`` rows, ``{word}`` highest/lowest, ``{m}`` the measure, ``{lab}`` the name column
+#: top-k: ``{k}`` rows, ``{word}`` highest/lowest, ``{m}`` the measure, ``{lab}`` the naming
+#: columns, ``{tie}`` the one that breaks ties
 RANKING = (
-    "List the {k} {rows}{f} with the {word} {m}, {word} first (ties by {lab}): their {lab} and {m}.",
-    "Which {k} {rows}{f} have the {word} {m}? Give their {lab} and {m}, {word} first (ties by {lab}).",
-    "Rank the {rows}{f} by {m}, {word} first (ties by {lab}), and give the first {k}: their {lab} and {m}.",
+    "List the {k} {rows}{f} with the {word} {m}, {word} first (ties by {tie}): the {lab} and the {m}.",
+    "Which {k} {rows}{f} have the {word} {m}? Give the {lab} and the {m}, {word} first (ties by {tie}).",
+    "Rank the {rows}{f} by {m}, {word} first (ties by {tie}), and give the first {k}: the {lab} and the {m}.",
 )
 #: rows above a threshold ``{x}`` of a measure
 ABOVE = (
     "Which {rows} have {m} above {x}? Give the {lab} and the {m}.",
     "List the {lab} and the {m} of every {row} whose {m} is above {x}.",
-    "Show me the {rows} with {m} over {x}: their {lab} and {m}.",
+    "Show me the {rows} with {m} over {x}: the {lab} and the {m} of each.",
 )
 
 
