@@ -110,6 +110,12 @@ def _names(j: JoinPair) -> tuple[str, str]:
     return rows_noun(human(j.left[0])), rows_noun(human(j.right[0]))
 
 
+def _names_one(cx: DraftContext, d: ColumnProfile, v: Any) -> bool:
+    """Whether the condition ``d = v`` picks one record: ``d`` is unique, or one row holds
+    ``v`` (a phone number some customers lack is no key, yet names one customer)."""
+    return d.unique or cx.counts(d).get(v, 0) == 1
+
+
 def _one(frames: tuple[str, ...]) -> tuple[str, ...]:
     """``frames`` about one record (the condition is on a unique column): "the country whose
     name is ...", never "the countries whose name is ..."."""
@@ -132,9 +138,10 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
     )
     ln, rn = _names(j)
     attr = human(s.name)
-    frames = JOIN_LIST_ONE if d.unique else JOIN_LIST  # (one album: "the album whose ...")
+    one = _names_one(cx, d, v)
+    frames = JOIN_LIST_ONE if one else JOIN_LIST  # (one album: "the album whose ...")
     if singular(attr).lower() == singular(ln).lower():  # "the addresses of the addresses"
-        frames = _one(JOIN_LIST_OWN) if d.unique else JOIN_LIST_OWN
+        frames = _one(JOIN_LIST_OWN) if one else JOIN_LIST_OWN
     q = pick(
         frames,
         cx.rng,
@@ -167,7 +174,7 @@ def _j_rows(cx: DraftContext, j: JoinPair, fk, key, desc, k, dates) -> Draft | N
     sel = Sel(k.ref(), t.ref()).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
     ln, rn = _names(j)
     q = pick(
-        _one(JOIN_ROWS) if d.unique else JOIN_ROWS,
+        _one(JOIN_ROWS) if _names_one(cx, d, v) else JOIN_ROWS,
         cx.rng,
         attrs=and_list([human(k.name), human(t.name)]),
         rows=ln,
