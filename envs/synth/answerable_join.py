@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clarisql.envs.synth.column_roles import agg_names
-from clarisql.envs.synth.names import split_name
+from clarisql.envs.synth.column_roles import agg_names, column_role
+from clarisql.envs.synth.names import entity_kind, split_name
 from clarisql.envs.synth.phrasing import (
     JOIN_LIST,
-    JOIN_LIST_ONE,
     JOIN_LIST_OWN,
     JOIN_ROWS,
     agg_words,
@@ -62,7 +61,12 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             continue
         # what is listed names the linked rows: a label or their own key, never a reference to
         # a third table ("the staff IDs of their rentals": ids shared by many rows)
-        shown = [c for c in rl.labels if c.name != fk.name]  # (a name where the rows have one)
+        # a name where the rows have one, else a unique value a user can say (a date, a code)
+        shown = [c for c in rl.labels if c.name != fk.name] or [
+            k
+            for k in rl.keys
+            if k.unique and k.name != fk.name and column_role(k) in ("date", "code", "name")
+        ]
         if shown:
             out["simple"].append(
                 lambda j=j, fk=fk, key=key, desc=desc, shown=shown: _j_list(
@@ -71,7 +75,7 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             )
         else:  # else their own key, never alone: beside a date that says which row it is
             own = [k for k in rl.keys if k.unique and k.name != fk.name]
-            dates = [c for c in rl.dates if c.name != fk.name and not c.unique]
+            dates = [c for c in rl.dates if c.name not in (fk.name, own[0].name if own else "")]
             if own and dates:
                 out["simple"].append(
                     lambda j=j, fk=fk, key=key, desc=desc, k=own[0], dates=dates: _j_rows(
@@ -116,14 +120,16 @@ def _names_one(cx: DraftContext, d: ColumnProfile, v: Any) -> bool:
     return d.unique or cx.counts(d).get(v, 0) == 1
 
 
-def _one(frames: tuple[str, ...]) -> tuple[str, ...]:
+def _one(frames: tuple[str, ...], table: str = "") -> tuple[str, ...]:
     """``frames`` about one record (the condition is on a unique column): "the country whose
-    name is ...", never "the countries whose name is ..."."""
+    name is ...", never "the countries whose name is ..."; "its tracks" of a thing, "their
+    orders" of a person (:func:`~.names.entity_kind` of ``table``)."""
+    pron = "their" if table and entity_kind(table) == "person" else "its"
     return tuple(
         f.replace("{subjs}", "{subj}")
         .replace(" do the {subj} ", " does the {subj} ")
-        .replace("their {rows}", "its {rows}")
-        .replace("their different", "its different")
+        .replace("their {rows}", f"{pron} {{rows}}")
+        .replace("their different", f"{pron} different")
         for f in frames
     )
 
@@ -139,9 +145,9 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
     ln, rn = _names(j)
     attr = human(s.name)
     one = _names_one(cx, d, v)
-    frames = JOIN_LIST_ONE if one else JOIN_LIST  # (one album: "the album whose ...")
+    frames = _one(JOIN_LIST, d.table) if one else JOIN_LIST  # (one album: "the album whose")
     if singular(attr).lower() == singular(ln).lower():  # "the addresses of the addresses"
-        frames = _one(JOIN_LIST_OWN) if one else JOIN_LIST_OWN
+        frames = _one(JOIN_LIST_OWN, d.table) if one else JOIN_LIST_OWN
     q = pick(
         frames,
         cx.rng,
@@ -174,7 +180,7 @@ def _j_rows(cx: DraftContext, j: JoinPair, fk, key, desc, k, dates) -> Draft | N
     sel = Sel(k.ref(), t.ref()).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
     ln, rn = _names(j)
     q = pick(
-        _one(JOIN_ROWS) if _names_one(cx, d, v) else JOIN_ROWS,
+        _one(JOIN_ROWS, d.table) if _names_one(cx, d, v) else JOIN_ROWS,
         cx.rng,
         attrs=and_list([human(k.name), human(t.name)]),
         rows=ln,

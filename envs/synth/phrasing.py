@@ -60,13 +60,6 @@ JOIN_LIST = (
     "What different {attrs} do the {rows} of the {subjs} with {key} {v} have?",
     "For the {subjs} whose {key} is {v}, list the different {attrs} of their {rows}.",
 )
-#: the same when the condition names one record (its ``{key}`` is unique): "the album whose
-#: title is ...", never "the albums whose title is ..."
-JOIN_LIST_ONE = (
-    "List the different {attrs} of the {rows} of the {subj} whose {key} is {v}.",
-    "What different {attrs} do the {rows} of the {subj} with {key} {v} have?",
-    "For the {subj} whose {key} is {v}, list the different {attrs} of its {rows}.",
-)
 #: the same when the attribute is what the rows are called (a row's ``address`` of addresses)
 JOIN_LIST_OWN = (
     "List the different {attrs} of the {subjs} whose {key} is {v}.",
@@ -411,7 +404,6 @@ __all__ = [
     "ATTR_OF_RECORD",
     "ATTR_WHERE",
     "JOIN_LIST",
-    "JOIN_LIST_ONE",
     "JOIN_LIST_OWN",
     "JOIN_ROWS",
     "ROWS_WHERE",
