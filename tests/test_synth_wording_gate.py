@@ -333,3 +333,49 @@ def test_one_detector_of_joined_items() -> None:
         assert (got.tags, got.credits, got.no_name) == (tag, credit, no_name), values
         assert got.tags == tag_list(values) and got.credits == credit_list(values)
         assert got.no_name == listed(values) and got.is_list == (tag or credit)
+
+
+def test_no_delete_leaves_a_total_wrong_and_a_company_word_is_spelled(tmp_path: Path) -> None:
+    from clarisql.envs.synth.consistency import spelled_in_row
+    from clarisql.envs.synth.layers.writes import derived_columns, feeds_total, references
+
+    path = tmp_path / "sales.sqlite"
+    rng = random.Random(1)
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE invoices (invoice_id INTEGER PRIMARY KEY, billing_city TEXT, total REAL);
+        CREATE TABLE invoice_lines (line_id INTEGER PRIMARY KEY,
+            invoice_id INTEGER REFERENCES invoices(invoice_id), unit_price REAL, quantity INTEGER);
+        """
+    )
+    for i in range(1, 41):
+        lines = [(round(rng.choice([0.99, 1.99]), 2), rng.randint(1, 3)) for _ in range(3)]
+        total = round(sum(p * q for p, q in lines), 2)
+        conn.execute("INSERT INTO invoices VALUES (?, ?, ?)", (i, f"City {i % 7}", total))
+        for p, q in lines:
+            conn.execute("INSERT INTO invoice_lines VALUES (NULL, ?, ?, ?)", (i, p, q))
+    conn.commit()
+    conn.close()
+    lake, v = _lake(path), Verifier(path)
+    refs = references(lake, v)
+    derived = derived_columns(lake, v, refs)
+    assert ("invoices", "total") in derived
+    assert feeds_total("invoice_lines", derived, refs) and not feeds_total(
+        "invoices", derived, refs
+    )
+    tasks = write_tasks(lake, [], v, random.Random(0), 20)
+    assert not any(
+        a.startswith('DELETE FROM "invoice_lines"') for t in tasks for a in t.gold_actions
+    )
+    planted = [
+        _w(
+            1,
+            "Delete the invoice line with line ID 5.",
+            ["DELETE FROM invoice_lines WHERE line_id = 5"],
+        )
+    ]
+    assert audit_tasks(planted, lake, v).total("write-breaks-derived-total") == 1
+    row = {"company": "Microsoft Corporation", "email": "jacksmith@microsoft.com"}
+    assert spelled_in_row(row, "company") == "email"
+    assert spelled_in_row({"company": "Telus", "email": "mph@shaw.ca"}, "company") is None

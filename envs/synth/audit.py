@@ -45,7 +45,8 @@ Contract
     not picked by a unique column ("change the total of all its invoices below 1.98 to 1.43");
   - ``write-breaks-derived-total``: an UPDATE of a column that is a total over other rows, or
     one of its terms (:func:`~.layers.writes.derived_columns`: ``invoices.Total`` = the sum of
-    its lines), so the data no longer adds up;
+    its lines), or a DELETE of a row that is counted in such a total (an invoice line), so the
+    data no longer adds up;
   - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total", "the
     address for the address", "the total total": :func:`~.phrasing.doubled_noun`);
   - ``sql-speak``: table or query words outside quotes ("which invoices row", "the rating
@@ -612,9 +613,16 @@ class Auditor:
     def _write_sense(self, task: Task, report: AuditReport) -> None:
         """Writes no user asks for: two rows that have nothing in common (or a measure) swapped,
         a range of rows all set to one number, a total of other rows changed alone."""
+        from clarisql.envs.synth.layers.writes import feeds_total
+
         trees = [_parse(a) for a in task.gold_actions]
         ups = [t for t in trees if isinstance(t, exp.Update)]
         found: set[str] = set()
+        for d in trees:
+            if isinstance(d, exp.Delete) and isinstance(d.this, exp.Table):
+                if feeds_total(d.this.name, self.derived(), self._refs or []):
+                    found.add("derived")
+                    report.add("write-breaks-derived-total", task, f"DELETE FROM {d.this.name}")
         for up in ups:
             tname = up.this.name if isinstance(up.this, exp.Table) else ""
             for eq in up.expressions:

@@ -31,6 +31,7 @@ Both :mod:`~clarisql.envs.synth.layers.writes` (which makes no such write) and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,8 @@ SAMPLE_ROWS = 20_000
 LEAST_ORDERED = 10
 #: two numbers of a row move together when their correlation on the data is at least this
 TIED = 0.9
+#: a word of a value at least this long is looked for inside the row's other text columns
+LEAST_WORD = 5
 #: a value shorter than this is not looked for inside other columns
 LEAST_SPELLED = 3
 
@@ -235,14 +238,18 @@ def varies_within(v: Verifier, table: str, g: str, c: str) -> bool:
 
 def spelled_in_row(row: Mapping[str, Any], c: str) -> str | None:
     """The other text column of ``row`` whose value contains ``row[c]`` (case-folded, at least
-    :data:`LEAST_SPELLED` characters: a name inside an e-mail or login), or ``None``."""
+    :data:`LEAST_SPELLED` characters: a name inside an e-mail or login), or one of its words of
+    :data:`LEAST_WORD` letters or more (a company inside the e-mail's domain), or ``None``."""
     x = row.get(c)
     if not isinstance(x, str) or len(x.strip()) < LEAST_SPELLED:
         return None
     needle = x.strip().casefold()
+    # a word of a longer value counts too ("Microsoft Corporation" in jack@microsoft.com)
+    words = [w for w in re.findall(r"[^\W\d_]+", needle) if len(w) >= LEAST_WORD and w != needle]
     for name, y in row.items():
         if name != c and isinstance(y, str) and y.strip().casefold() != needle:
-            if needle in y.casefold():
+            hay = y.casefold()
+            if needle in hay or any(w in hay for w in words):
                 return name
     return None
 

@@ -360,6 +360,21 @@ def derived_columns(
     return out
 
 
+def feeds_total(
+    table: str,
+    derived: set[tuple[str, str]],
+    refs: list[tuple[str, list[str], str, list[str]]],
+) -> bool:
+    """Whether ``table`` holds terms of a total kept in a parent row (:func:`derived_columns`:
+    the lines of an invoice whose ``Total`` is their sum): a row of it deleted leaves the total
+    wrong."""
+    mine = {c for t, c in derived if t == table}
+    return bool(mine) and any(
+        child == table and parent != table and any(t == parent for t, _ in derived)
+        for child, _, parent, _ in refs
+    )
+
+
 class _WriteGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
@@ -528,6 +543,8 @@ class _WriteGen:
         if not self.keyed():
             return None
         t, k = self.rng.choice(self.keyed())
+        if feeds_total(t.name, self.derived(), self.references()):
+            return None  # an invoice line deleted leaves its invoice's total wrong
         row = self.pick_row(t, k, self.unreferenced(t))
         if row is None:
             return None
