@@ -11,9 +11,12 @@ in the question, listed answers without an identifier, a list column used as a c
 tasks naming rows by a non-unique column or giving away the "which table?" answer, tasks about a
 helper table such as a calendar, swaps between rows that share nothing or of a measure, one
 number written over a range of rows, writes that leave a total of other rows wrong, a noun said
-twice over ("the total of the total"), non-English schema words in an English question, listed
-answers whose rows repeat, credit-list columns used as categories, unanswerables a declared
-foreign key answers). Prints one table per source and the
+twice over ("the total of the total", "the address for the address"), table or query words
+("which invoices row", "without repeats"), a noun in the wrong number ("How many inventory"),
+answers that list row keys and nothing else, swaps whose group is named by a number or of a
+value the group shares, non-English schema words in an English question, listed answers whose
+rows repeat, credit-list columns used as categories, unanswerables a declared foreign key
+answers). Prints one table per source and the
 totals; ``--json`` writes them; ``--sheet N`` also writes each suite's stratified review sheet
 (``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
 outside the repository and pass them here; nothing is downloaded.

@@ -101,6 +101,11 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "doubled-noun": 0,
         "non-english-identifier": 0,
         "write-leaves-row-inconsistent": 0,  # planted in test_synth_row_consistency.py
+        "sql-speak": 0,  # these four: test_synth_wording_gate.py
+        "bad-plural": 1,  # "for each seats value"
+        "own-id-list": 0,
+        "swap-group-unnamed": 0,
+        "swap-of-group-value": 0,
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

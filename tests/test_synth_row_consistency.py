@@ -236,10 +236,15 @@ def test_join_lists_name_rows_not_a_third_tables_ids(db: Path) -> None:
             d = make()
             if d is not None:
                 listed.append((d.sql, d.question))
-    assert listed
+    # (the invoices have no name and no date: no listing of their bare keys, so none may be
+    # here; tests/test_synth_wording_gate.py lists rentals by key and date)
     for sql, q in listed:
         col = re.search(r'SELECT DISTINCT "(\w+)"\."(\w+)"', sql)
-        assert col, sql
+        if col is None:  # rows with no name of their own: their key beside a date
+            keyed = re.match(r'SELECT "(\w+)"\."(\w+)", "\w+"\."(\w+)" FROM', sql)
+            assert keyed and lake.table(keyed[1]).column(keyed[2]).unique, sql
+            assert lake.table(keyed[1]).column(keyed[3]).kind == "date", sql
+            continue
         t, c = col.groups()
         assert not (c.endswith("_id") and not lake.table(t).column(c).unique), q
         if t == "tracks":

@@ -49,6 +49,19 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 NEUTRAL_REPLY = "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
 
 
+_IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def slot_words(slot: str | None) -> str:
+    """A slot as a person says it: a column name split into lower-case words
+    (``BillingCountry`` -> ``billing country``, ``first_name`` -> ``first name``), acronyms kept
+    (``ID``); a slot in words or in another script stays as it is."""
+    if not slot or not re.fullmatch(r"[A-Za-z0-9_]+", slot) or not re.search(r"[A-Z_]", slot):
+        return slot or ""
+    parts = _IDENT_PART.findall(slot)
+    return " ".join(p if p.isupper() and len(p) > 1 else p.lower() for p in parts) or slot
+
+
 class FixedSimulator(UserSimulator):
     """Gated, template-based replies (deterministic; no model)."""
 
@@ -136,7 +149,7 @@ class FixedSimulator(UserSimulator):
         if problem is not None and problem != KIND_PROBLEM[kind]:
             kind = "Error" if problem == WRONG else "not-exist"
         tpl = self.templates.get(kind, "{value}")
-        slot = self.slot_names.get(u.label.slot, u.label.slot) or "value"
+        slot = self.slot_names.get(u.label.slot) or slot_words(u.label.slot) or "value"
         return tpl.format(value=u.value, slot=slot, content=u.label.content)
 
     def text_match(self, message: str, ctx: DialogueContext) -> tuple[list[Underspec], dict]:

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from clarisql.envs.synth.column_roles import agg_names
-from clarisql.envs.synth.names import split_name
+from clarisql.envs.synth.column_roles import agg_names, column_role
+from clarisql.envs.synth.names import entity_kind, split_name
 from clarisql.envs.synth.phrasing import (
     JOIN_LIST,
     JOIN_LIST_OWN,
+    JOIN_ROWS,
+    agg_words,
+    and_list,
     key_words,
     pick,
     plural,
+    rows_noun,
     singular,
 )
 from clarisql.envs.synth.templates import (
@@ -57,15 +61,27 @@ def join_makers(cx: DraftContext) -> dict[str, list[Maker]]:
             continue
         # what is listed names the linked rows: a label or their own key, never a reference to
         # a third table ("the staff IDs of their rentals": ids shared by many rows)
+        # a name where the rows have one, else a unique value a user can say (a date, a code)
         shown = [c for c in rl.labels if c.name != fk.name] or [
-            k for k in rl.keys if k.unique and k.name != fk.name
-        ]  # (a name where the rows have one, else their own key)
+            k
+            for k in rl.keys
+            if k.unique and k.name != fk.name and column_role(k) in ("date", "code", "name")
+        ]
         if shown:
             out["simple"].append(
                 lambda j=j, fk=fk, key=key, desc=desc, shown=shown: _j_list(
                     cx, j, fk, key, desc, shown
                 )
             )
+        else:  # else their own key, never alone: beside a date that says which row it is
+            own = [k for k in rl.keys if k.unique and k.name != fk.name]
+            dates = [c for c in rl.dates if c.name not in (fk.name, own[0].name if own else "")]
+            if own and dates:
+                out["simple"].append(
+                    lambda j=j, fk=fk, key=key, desc=desc, k=own[0], dates=dates: _j_rows(
+                        cx, j, fk, key, desc, k, dates
+                    )
+                )
         small = [c for c in desc if c in rr.dims]
         if small:
             out["moderate"].append(
@@ -95,7 +111,27 @@ def _on(fk: ColumnProfile, key: ColumnProfile) -> str:
 
 def _names(j: JoinPair) -> tuple[str, str]:
     """The two tables' rows as plural nouns (``engagements``, ``customers``)."""
-    return plural(singular(human(j.left[0]))), plural(singular(human(j.right[0])))
+    return rows_noun(human(j.left[0])), rows_noun(human(j.right[0]))
+
+
+def _names_one(cx: DraftContext, d: ColumnProfile, v: Any) -> bool:
+    """Whether the condition ``d = v`` picks one record: ``d`` is unique, or one row holds
+    ``v`` (a phone number some customers lack is no key, yet names one customer)."""
+    return d.unique or cx.counts(d).get(v, 0) == 1
+
+
+def _one(frames: tuple[str, ...], table: str = "") -> tuple[str, ...]:
+    """``frames`` about one record (the condition is on a unique column): "the country whose
+    name is ...", never "the countries whose name is ..."; "its tracks" of a thing, "their
+    orders" of a person (:func:`~.names.entity_kind` of ``table``)."""
+    pron = "their" if table and entity_kind(table) == "person" else "its"
+    return tuple(
+        f.replace("{subjs}", "{subj}")
+        .replace(" do the {subj} ", " does the {subj} ")
+        .replace("their {rows}", f"{pron} {{rows}}")
+        .replace("their different", f"{pron} different")
+        for f in frames
+    )
 
 
 def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None:
@@ -108,14 +144,16 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
     )
     ln, rn = _names(j)
     attr = human(s.name)
-    frames = JOIN_LIST
+    one = _names_one(cx, d, v)
+    frames = _one(JOIN_LIST, d.table) if one else JOIN_LIST  # (one album: "the album whose")
     if singular(attr).lower() == singular(ln).lower():  # "the addresses of the addresses"
-        frames = JOIN_LIST_OWN
+        frames = _one(JOIN_LIST_OWN, d.table) if one else JOIN_LIST_OWN
     q = pick(
         frames,
         cx.rng,
         attrs=plural(attr),
         rows=ln,
+        subj=singular(rn),
         subjs=rn,
         key=key_words(human(d.name), singular(rn)),
         v=show(v),
@@ -127,6 +165,37 @@ def _j_list(cx: DraftContext, j: JoinPair, fk, key, desc, shown) -> Draft | None
         "join",
         [s, fk, key, d],
         ("join", "filter", "distinct"),
+        filters=[(d.table, d.name, "=", v)],
+        join=(j.left, j.right),
+    )
+
+
+def _j_rows(cx: DraftContext, j: JoinPair, fk, key, desc, k, dates) -> Draft | None:
+    """The linked rows that have no name, each by its own key and a date ("the rentals of the
+    customers whose last name is "ALLEN": their rental ID and rental date")."""
+    d, t = cx.pick(desc), cx.pick(dates)
+    v = cx.value(d)
+    if v is None:
+        return None
+    sel = Sel(k.ref(), t.ref()).frm(fk.table).join(key.table, _on(fk, key)).where(cond_eq(d, v))
+    ln, rn = _names(j)
+    q = pick(
+        _one(JOIN_ROWS, d.table) if _names_one(cx, d, v) else JOIN_ROWS,
+        cx.rng,
+        attrs=and_list([human(k.name), human(t.name)]),
+        rows=ln,
+        subj=singular(rn),
+        subjs=rn,
+        key=key_words(human(d.name), singular(rn)),
+        v=show(v),
+    )
+    return cx.draft(
+        sel,
+        q,
+        "simple",
+        "join",
+        [k, t, fk, key, d],
+        ("join", "filter"),
         filters=[(d.table, d.name, "=", v)],
         join=(j.left, j.right),
     )
@@ -170,7 +239,7 @@ def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | 
         .group(d.ref())
     )
     ln, rn = _names(j)
-    q = f"For each {human(d.name)} of the {rn}, what is the {AGG_WORDS[agg]} {human(m.name)} of their {ln}{ph}?"
+    q = f"For each {human(d.name)} of the {rn}, what is {agg_words(agg, human(m.name))} of their {ln}{ph}?"
     return cx.draft(
         sel,
         q,
@@ -186,7 +255,14 @@ def _j_agg(cx: DraftContext, j: JoinPair, fk, key, small, rl: Roles) -> Draft | 
     )
 
 
+#: a ranking of the referenced rows by their number of linked rows needs at least this many
+#: referenced rows that have links (the 2 addresses of 2 stores, 1 store each, rank nothing)
+MIN_RANKED = 5
+
+
 def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
+    if fk.distinct < MIN_RANKED:
+        return None
     d, k = cx.pick(desc), cx.rng.randint(1, 3)
     nc, ph, nf = cx.narrow(cx.roles[fk.table], ())
     # a describing column two rows share (a first name) cannot tell them apart: the key is listed
@@ -205,12 +281,9 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
     )
     sel = Sel(*(["id"] if ident else []), "item", "n").frm(inner.sub("ranked")).where(f"rk <= {k}")
     ln, rn = _names(j)
-    top = "count" if k == 1 else f"{k} counts"
+    top = "the most" if k == 1 else f"one of the {k} largest numbers of"
     said = f"{human(key.name)}, {human(d.name)}" if ident else human(d.name)
-    q = (
-        f"Which {rn} have the highest {top} of {ln}{ph}? "
-        f"Give their {said} and the number of {ln} (all ties)."
-    )
+    q = f"Which {rn} have {top} {ln}{ph}? Give their {said} and the number of {ln} (all ties)."
     return cx.draft(
         sel,
         q,
@@ -309,7 +382,7 @@ def _u_list(cx: DraftContext, u: UnionPair, dims, labs) -> Draft | None:
         return None
     a = Sel(lab[0].ref()).frm(u.left).where(cond_eq(d[0], v))
     b = Sel(lab[1].ref()).frm(u.right).where(cond_eq(d[1], v))
-    q = f"List the distinct {human(lab[0].name)} values with {human(d[0].name)} {show(v)} across {_un(u)}."
+    q = f"List the different {plural(human(lab[0].name))} with {human(d[0].name)} {show(v)} across {_un(u)}."
     return cx.draft(
         union_sql(a, b),
         q,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clarisql.envs.synth.column_roles import agg_names
+from clarisql.envs.synth.names import split_name
 from clarisql.envs.synth.phrasing import (
     ABOVE,
     AGGREGATE,
@@ -20,12 +21,16 @@ from clarisql.envs.synth.phrasing import (
     FILTER,
     PER_GROUP,
     RANKING,
+    ROWS_WHERE,
     agg_words,
+    and_list,
+    attr_words,
     key_words,
     pick,
     plural,
     quote,
-    singular,
+    row_noun,
+    rows_noun,
 )
 from clarisql.envs.synth.templates import (
     SCOPE_WORDS,
@@ -53,8 +58,23 @@ def shown(r: Roles) -> ColumnProfile | None:
     """The column that names a row in answers: a label unique on the data, else a key, else a
     label (rows a listed answer cannot tell apart, "Sidney" seven times, teach nothing), else
     None."""
-    unique = [c for c in (*r.labels, *r.keys) if c.unique]
-    return (unique or r.labels or r.keys or [None])[0]
+    labels = sorted(r.labels, key=lambda c: not {"name", "title"} & set(split_name(c.name)))
+    unique = [c for c in (*labels, *r.keys) if c.unique]  # (a name or title first: not a code)
+    return (unique or labels or r.keys or [None])[0]
+
+
+def named_by(r: Roles) -> list[ColumnProfile]:
+    """The columns a listing of ``r``'s rows shows: :func:`shown`, and beside a key (a
+    surrogate number no user asks for alone: "What invoice ID do the invoices ... have?") a
+    label that says what the row is (a name before another label), else a date; only the key
+    when the table has neither."""
+    lab = shown(r)
+    if lab is None or lab in r.labels:
+        return [lab] if lab is not None else []
+    said = sorted(
+        (c for c in r.labels if c.name != lab.name), key=lambda c: "name" not in split_name(c.name)
+    ) + [c for c in r.dates if c.name != lab.name]
+    return [lab, said[0]] if said else [lab]
 
 
 # --- single-table makers ----------------------------------------------------------------------
@@ -95,23 +115,44 @@ def _t(r: Roles) -> str:
 def _rows(r: Roles) -> str:
     """The table's rows as a plural noun (``film`` -> ``films``, ``months`` stays): a user asks
     "how many films", not "how many film rows"."""
-    return plural(singular(_t(r)))
+    return rows_noun(_t(r))
+
+
+def _row(r: Roles) -> str:
+    """One row of the table as a countable noun (``inventory`` -> ``inventory item``)."""
+    return row_noun(_t(r))
+
+
+def _said(r: Roles, c: ColumnProfile) -> str:
+    """A column of ``r``'s rows in words without the rows' own noun that a user leaves out
+    (:func:`~.phrasing.attr_words`: the ``product price`` of a product is its ``price``)."""
+    return attr_words(human(c.name), _row(r))
+
+
+def _labs(r: Roles, cols: list[ColumnProfile]) -> str:
+    """The naming columns of a listing in words, each with its article after the first
+    ("track ID, the name"), so that "Give the {labs} and the {measure}" reads."""
+    return ", the ".join(_said(r, c) for c in cols)
 
 
 def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
-    d = cx.pick(r.dims)
+    cols = named_by(r)
+    if cols == [lab] and lab not in r.labels:
+        return None  # a bare list of the rows' own keys: no user asks for one
+    d = cx.pick([c for c in r.dims if c not in cols] or r.dims)
     v = cx.value(d, cx.v.max_rows)
     if v is None:
         return None
-    sel = Sel(lab.ref()).frm(r.table.name).where(cond_eq(d, v))
+    sel = Sel(*(c.ref() for c in cols)).frm(r.table.name).where(cond_eq(d, v))
     got = cx.v.rows(sel.sql())
     if got and len({tuple(x) for x in got}) < len(got):
         return None  # rows the answer cannot tell apart ("Sidney" seven times)
-    subj = singular(_t(r))
+    subj = _row(r)
     q = pick(
-        ATTR_WHERE,
+        ATTR_WHERE if len(cols) == 1 else ROWS_WHERE,
         cx.rng,
-        attr=human(lab.name),
+        attr=_said(r, lab),
+        attrs=and_list([_said(r, c) for c in cols]),
         subj=subj,
         subjs=plural(subj),
         key=key_words(human(d.name), subj),
@@ -119,7 +160,7 @@ def _list_eq(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     f = [(d.table, d.name, "=", v)]
     return cx.draft(
-        sel, q, "simple", "single", [lab, d], ("filter",), filters=f, scope=scope_of(d, v)
+        sel, q, "simple", "single", [*cols, d], ("filter",), filters=f, scope=scope_of(d, v)
     )
 
 
@@ -128,19 +169,24 @@ def _list_gt(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     x = cx.threshold(r.table.name, m)
     if x is None:
         return None
-    sel = Sel(lab.ref(), num(m)).frm(r.table.name).where(present(m), f"{num(m)} > {lit(x)}")
+    cols = named_by(r)
+    sel = (
+        Sel(*(c.ref() for c in cols), num(m))
+        .frm(r.table.name)
+        .where(present(m), f"{num(m)} > {lit(x)}")
+    )
     q = pick(
         ABOVE,
         cx.rng,
         rows=_rows(r),
-        row=singular(_t(r)),
-        m=human(m.name),
+        row=_row(r),
+        m=_said(r, m),
         x=show(x),
-        lab=human(lab.name),
+        lab=_labs(r, cols),
     )
     f = [(m.table, m.name, ">", x)]
     return cx.draft(
-        sel, q, "simple", "single", [lab, m], ("filter",), measure=(m.table, m.name), filters=f
+        sel, q, "simple", "single", [*cols, m], ("filter",), measure=(m.table, m.name), filters=f
     )
 
 
@@ -152,9 +198,9 @@ def _lookup(cx: DraftContext, r: Roles) -> Draft | None:
     q = pick(
         ATTR_OF_RECORD,
         cx.rng,
-        attr=human(m.name),
-        subj=singular(_t(r)),
-        key=key_words(human(lab.name), singular(_t(r))),
+        attr=_said(r, m),
+        subj=_row(r),
+        key=key_words(human(lab.name), _row(r)),
         v=quote(v),
     )
     f = [(lab.table, lab.name, "=", v)]
@@ -263,8 +309,9 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     hi = cx.rng.random() < 0.5
     way = "DESC" if hi else "ASC"
     nc, ph, nf = cx.narrow(r, ())
+    cols = named_by(r)
     sel = (
-        Sel(lab.ref(), num(m))
+        Sel(*(c.ref() for c in cols), num(m))
         .frm(r.table.name)
         .where(present(m), *nc)
         .order(f"{num(m)} {way}", f"{lab.ref()} ASC")
@@ -272,14 +319,22 @@ def _topk(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     word = "highest" if hi else "lowest"
     q = pick(
-        RANKING, cx.rng, k=k, rows=_rows(r), f=ph, word=word, m=human(m.name), lab=human(lab.name)
+        RANKING,
+        cx.rng,
+        k=k,
+        rows=_rows(r),
+        f=ph,
+        word=word,
+        m=_said(r, m),
+        lab=_labs(r, cols),
+        tie=_said(r, lab),
     )
     return cx.draft(
         sel,
         q,
         "moderate",
         "single",
-        [lab, m],
+        [*cols, m],
         ("order", "limit"),
         ordered=True,
         measure=(m.table, m.name),
@@ -318,14 +373,15 @@ def _above_avg(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     if v is None:
         return None
     inner = Sel(f"AVG({num(m)})").frm(r.table.name).where(cond_eq(d, v), present(m)).sql()
+    cols = named_by(r)
     sel = (
-        Sel(lab.ref(), num(m))
+        Sel(*(c.ref() for c in cols), num(m))
         .frm(r.table.name)
         .where(cond_eq(d, v), present(m), f"{num(m)} > ({inner})")
     )
     q = (
-        f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {human(m.name)} above "
-        f"their average? Give the {human(lab.name)} and the {human(m.name)}."
+        f"Among {_rows(r)} with {human(d.name)} {show(v)}, which have {_said(r, m)} above "
+        f"their average? Give the {_labs(r, cols)} and the {_said(r, m)}."
     )
     return cx.draft(
         sel,
@@ -364,8 +420,8 @@ def _rank(cx: DraftContext, r: Roles, lab: ColumnProfile) -> Draft | None:
     )
     sel = Sel("grp", "item", "val").frm(inner.sub("ranked")).where("rnk = 1")
     q = (
-        f"For each {human(d.name)}, which {singular(_t(r))}{ph} has the highest {human(m.name)}? "
-        f"Give the {human(d.name)}, the {human(lab.name)} and the {human(m.name)} (all ties)."
+        f"For each {human(d.name)}, which {_row(r)}{ph} has the highest {_said(r, m)}? "
+        f"Give the {human(d.name)}, the {_said(r, lab)} and the {_said(r, m)} (all ties)."
     )
     return cx.draft(
         sel,
@@ -415,7 +471,7 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
         .having(f"AVG({num(m)}) > ({overall})")
     )
     q = (
-        f"Which {human(d.name)} values have an average {human(m.name)} above the average over "
+        f"Which {plural(human(d.name))} have an average {_said(r, m)} above the average over "
         f"all {_rows(r)}{ph}? Give each with its average."
     )
     return cx.draft(
@@ -432,4 +488,4 @@ def _having(cx: DraftContext, r: Roles) -> Draft | None:
     )
 
 
-__all__ = ["scope_of", "shown", "single_makers"]
+__all__ = ["named_by", "scope_of", "shown", "single_makers"]

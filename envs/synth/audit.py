@@ -45,8 +45,23 @@ Contract
     not picked by a unique column ("change the total of all its invoices below 1.98 to 1.43");
   - ``write-breaks-derived-total``: an UPDATE of a column that is a total over other rows, or
     one of its terms (:func:`~.layers.writes.derived_columns`: ``invoices.Total`` = the sum of
-    its lines), so the data no longer adds up;
-  - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total");
+    its lines), or a DELETE of a row that is counted in such a total (an invoice line), so the
+    data no longer adds up;
+  - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total", "the
+    address for the address", "the total total": :func:`~.phrasing.doubled_noun`);
+  - ``sql-speak``: table or query words outside quotes ("which invoices row", "the rating
+    values", "without repeats", "(COUNT)": :func:`~.phrasing.sql_speak`);
+  - ``bad-plural``: a noun in the wrong number ("How many inventory are there", "per genres":
+    :func:`~.phrasing.bad_plural`);
+  - ``own-id-list``: a read whose answer lists row keys and nothing else (identifier columns
+    only, two rows or more, no aggregate): "What invoice ID do the invoices with billing state
+    "FL" have?", "list the payment IDs of their payments"; a user asks which rows, and a row is
+    named by what it is (a name, a title, a date), a key only beside it;
+  - ``swap-group-unnamed``: a swap whose group is named by a number ("Among the rentals of
+    inventory 124, ..."), not by a name a user knows;
+  - ``swap-of-group-value``: a swap of a column that is not shown to vary inside the groups
+    of any column the two rows share (:func:`~.consistency.varies_within`) (the district of a city's addresses: two addresses of one city
+    that differ in it are an error of the data, not two values mixed up);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -72,9 +87,10 @@ import sqlglot
 from sqlglot import exp
 
 from clarisql.envs.synth.column_roles import column_role, credit_list, summable
+from clarisql.envs.synth.consistency import varies_within
 from clarisql.envs.synth.discover import name_similarity
 from clarisql.envs.synth.names import in_words, speakable, split_name
-from clarisql.envs.synth.phrasing import doubled_noun
+from clarisql.envs.synth.phrasing import bad_plural, doubled_noun, sql_speak
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, join_on, quote_ident
 from clarisql.envs.synth.verify import Verifier, same_answer
 from clarisql.envs.tasks import Task
@@ -97,6 +113,11 @@ FLAWS = (
     "doubled-noun",
     "non-english-identifier",
     "write-leaves-row-inconsistent",
+    "sql-speak",
+    "bad-plural",
+    "own-id-list",
+    "swap-group-unnamed",
+    "swap-of-group-value",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -269,6 +290,7 @@ class Auditor:
             self._joins(task, tree, report)
             self._aggregates(task, tree, report)
             self._listing(task, tree, report)
+            self._own_ids(task, tree, report)
         self._raw_tokens(task, report)
         if not task.answerable:
             self._unanswerable(task, report)
@@ -546,6 +568,28 @@ class Auditor:
         m = doubled_noun(task.utterance)
         if m:
             report.add("doubled-noun", task, m)
+        m = sql_speak(task.utterance)
+        if m:
+            report.add("sql-speak", task, m)
+        m = bad_plural(task.utterance)
+        if m:
+            report.add("bad-plural", task, m)
+
+    def _own_ids(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
+        """A listing whose every column is a key of rows (an identifier), with no aggregate."""
+        if not isinstance(tree, exp.Select) or any(e.find(exp.AggFunc) for e in tree.expressions):
+            return
+        names, aliases = _tables(tree)
+        cols = []
+        for e in tree.expressions:
+            e = _unwrap(e.this if isinstance(e, exp.Alias) else e)
+            c = self.schema.resolve(e, names, aliases) if isinstance(e, exp.Column) else None
+            if c is None or not (self.schema.role(c) == "identifier" and c.kind == "integer"):
+                return
+            cols.append(c.name)
+        rows = self.v.rows(task.gold_sql or "")
+        if cols and rows and len(rows) >= 2:
+            report.add("own-id-list", task, ", ".join(cols))
 
     def _foreign(self, task: Task, report: AuditReport) -> None:
         """A word of the schema that is not English (:func:`foreign_words`) in the question,
@@ -569,9 +613,16 @@ class Auditor:
     def _write_sense(self, task: Task, report: AuditReport) -> None:
         """Writes no user asks for: two rows that have nothing in common (or a measure) swapped,
         a range of rows all set to one number, a total of other rows changed alone."""
+        from clarisql.envs.synth.layers.writes import feeds_total
+
         trees = [_parse(a) for a in task.gold_actions]
         ups = [t for t in trees if isinstance(t, exp.Update)]
         found: set[str] = set()
+        for d in trees:
+            if isinstance(d, exp.Delete) and isinstance(d.this, exp.Table):
+                if feeds_total(d.this.name, self.derived(), self._refs or []):
+                    found.add("derived")
+                    report.add("write-breaks-derived-total", task, f"DELETE FROM {d.this.name}")
         for up in ups:
             tname = up.this.name if isinstance(up.this, exp.Table) else ""
             for eq in up.expressions:
@@ -591,6 +642,9 @@ class Auditor:
                         report.add("bulk-update-to-one-value", task, up.sql()[:80])
         if len(ups) == 2 and len(trees) == 2:
             self._swap(task, ups, report)
+            head = _QUOTED.sub(" ", task.utterance).split(",")[0].strip()
+            if re.search(r"\d+$", head):  # "Among the rentals of inventory 124, ..."
+                report.add("swap-group-unnamed", task, head)
 
     def _row_sense(self, task: Task, report: AuditReport) -> None:
         """A point update (or swap) whose new value the row itself contradicts: a dependency
@@ -639,7 +693,12 @@ class Auditor:
             exclude = [p[2] for p in points if p[0] == tname and p[1] == k and p[2] != kv]
             for c, x in sets:
                 new = None if isinstance(x, exp.Null) else x.to_py()
-                why = self._deps.breaks_dependency(t, row, c, new, k, exclude, not exclude)
+                why = self._deps.breaks_dependency(
+                    t, row, c, new, k, exclude, not exclude
+                ) or self._deps.breaks_order(t, row, c, new)
+                tied = self._deps.tied(t, c) if not exclude and new != row.get(c) else None
+                if why is None and tied and isinstance(new, (int, float)):
+                    why = f"{c} moves with {tied} on the data; {tied} is left as it is"
                 if why is None and new != row.get(c):
                     spelled = spelled_in_row(row, c)
                     if spelled:
@@ -705,6 +764,10 @@ class Auditor:
         ]
         if not shared:
             report.add("swap-between-unrelated-rows", task, f"{ca}: rows share no parent or group")
+        if shared and not any(varies_within(self.v, ta, g, ca) for g in shared):
+            report.add(
+                "swap-of-group-value", task, f"{ca} not shown to vary per {', '.join(shared)}"
+            )
 
     def _typos(self, task: Task, report: AuditReport) -> None:
         for u in task.underspecs:

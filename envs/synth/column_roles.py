@@ -13,9 +13,16 @@ Contract
 - Names alone never make a number a measure, and values alone never make a coordinate or a
   time (``latency`` is not a latitude, a temperature in -30..40 is not one either): the name
   proposes, the values confirm.
-- A ``list`` is text holding several items of a small vocabulary joined by a separator
-  (``Trailers,Behind the Scenes``): neither a category to group or filter by equality nor a
-  name (:func:`_list_valued`).
+- A ``list`` is text holding several items joined by a separator: a small vocabulary that
+  recombines (``Trailers,Behind the Scenes``, :func:`tag_list`) or lists of names
+  (``Bill Gould/Mike Bordin/Mike Patton``, :func:`credit_list`): neither a category to group or
+  filter by equality nor a name.
+- One detector of values that join several items, :func:`joined_items`, with three views of
+  growing reach, each used where it fits: :func:`tag_list` and :func:`credit_list` make the
+  ``list`` role (and the audit's and the unanswerable layer's "no record named by a credit
+  list"); :func:`joins_items` (at least :data:`JOINED_SHARE` of the values join two words by
+  one of the same separators: credits, addresses) tells the clarify layers which columns no
+  user writes a value of whole or cut short.
 - Only a ``measure`` is summed, averaged or ranked ("highest"), and only an extensive one is
   summed (:func:`summable`): a rate, price, percentage, ratio, score, age or a fraction in
   0..1 is averaged or ranked, never added up ("the total rental rate of the films"); grouping is by ``category``,
@@ -28,7 +35,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from clarisql.envs.synth.names import split_name
 from clarisql.envs.synth.types import ColumnProfile
@@ -119,6 +128,44 @@ def _in_range(c: ColumnProfile, lo: float, hi: float) -> bool:
 
 
 _CREDIT_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
+#: two words joined in one value by a separator (a credit list, an address line's parts)
+_JOINED = re.compile(r"\w\s*(?:/|,|&|;)\s*\w")
+#: the share of a column's values that join words for the column to be no name to write
+JOINED_SHARE = 0.15
+
+
+@dataclass(frozen=True)
+class JoinedItems:
+    """How a column's values join several items (:func:`joined_items`)."""
+
+    tags: bool  # a small vocabulary that recombines (:func:`tag_list`)
+    credits: bool  # lists of names (:func:`credit_list`)
+    share: float  # the share of values that join two words by a separator
+
+    @property
+    def is_list(self) -> bool:
+        """The ``list`` role: tags or credits."""
+        return self.tags or self.credits
+
+    @property
+    def no_name(self) -> bool:
+        """No value is a name a user writes whole or cuts short (:func:`joins_items`)."""
+        return self.share >= JOINED_SHARE
+
+
+def joined_items(values: Sequence[Any]) -> JoinedItems:
+    """Every view of how ``values`` (a column's distinct values) join several items."""
+    texts = [x for x in values if isinstance(x, str)]
+    share = sum(bool(_JOINED.search(x)) for x in texts) / len(texts) if texts else 0.0
+    return JoinedItems(tag_list(texts), credit_list(texts), share)
+
+
+def joins_items(values: Sequence[Any]) -> bool:
+    """Many of ``values`` join several items (at least :data:`JOINED_SHARE`): a credit list or
+    an address, no name a user writes whole or cuts short ("Eddie" for "Eddie Cochran/Jerry
+    Capehart" picks one credit string among the many that hold Eddie)."""
+    texts = [x for x in values if isinstance(x, str)]
+    return bool(texts) and sum(bool(_JOINED.search(x)) for x in texts) >= JOINED_SHARE * len(texts)
 
 
 def _texts(c: ColumnProfile) -> list[str]:
@@ -195,7 +242,7 @@ def column_role(c: ColumnProfile, join_key: bool = False) -> str:
         return "date"  # nearly every value a year (a few ancient or odd ones)
     if numeric:
         return "measure" if c.distinct >= 3 else "category"
-    if c.kind == "text" and (_list_valued(texts) or credit_list(texts)):
+    if c.kind == "text" and (tag_list(texts) or credit_list(texts)):
         return "list"  # (a credit list names several people: no name, no category)
     if c.unique and c.kind == "text":
         return "identifier" if _fixed_code(c, texts) else "name"
@@ -231,7 +278,7 @@ def _mostly_years(c: ColumnProfile) -> bool:
     return years >= 0.9 * len(nums)
 
 
-def _list_valued(texts: list[str]) -> bool:
+def tag_list(texts: Sequence[str]) -> bool:
     """Several items joined by one separator, the items a small vocabulary that recombines
     (``Trailers,Deleted Scenes``, ``Commentaries,Trailers``): most values hold the separator,
     every item recurs in another value, and there are few distinct items."""
@@ -306,13 +353,18 @@ def describe_role(role: str) -> str:
 
 
 __all__ = [
+    "JOINED_SHARE",
     "ROLES",
+    "JoinedItems",
     "agg_names",
     "aggregatable",
     "column_role",
     "credit_list",
     "describe_role",
     "groupable",
+    "joined_items",
+    "joins_items",
     "name_words",
     "summable",
+    "tag_list",
 ]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clarisql.envs.synth.phrasing import wording_flaw
 from clarisql.envs.synth.templates import (
     LARGE_TABLE,
     Roles,
@@ -149,6 +150,9 @@ class DraftContext:
         """
         q = " ".join(question.split())
         if q.casefold() in self.seen:
+            return None
+        if wording_flaw(q):  # no question says a noun twice or speaks SQL (phrasing)
+            self.rejected.append("wording")
             return None
         sql = sel if isinstance(sel, str) else sel.sql()
         c = Candidate(sql, q, difficulty, qtype, cols, ops, ordered, slots)

@@ -57,7 +57,7 @@ REVIEWER = (
 MAX_QUESTION_CHARS = 400
 #: words that carry no meaning of their own in a hidden intent answer ("I want the total of x")
 _STOP = frozenset(
-    "a an the of and or in on for to by with i want wants is are be it its their this that "
+    "a an the of and or in on for to by with i want wants know is are be it its their this that "
     "what which who whose there".split()
 )
 _QUOTED = re.compile(r'"([^"]{1,120})"')

@@ -29,7 +29,7 @@ ATTR_OF_RECORD = (
 ATTR_WHERE = (
     "List the {attr} of every {subj} whose {key} is {v}.",
     "Show me the {attr} of each {subj} with {key} {v}.",
-    "What {attr} do the {subjs} with {key} {v} have?",
+    "Which {subjs} have {key} {v}? Give their {attr}.",
 )
 #: one attribute of every record
 ATTR_OF_EVERY = (
@@ -38,18 +38,33 @@ ATTR_OF_EVERY = (
     "What {attr} do the {subjs} have?",
 )
 
+#: the records that match a condition, each named by more than one attribute (``{attrs}``:
+#: "invoice ID and invoice date"): a record's own key is never listed alone
+ROWS_WHERE = (
+    "Which {subjs} have {key} {v}? Give their {attrs}.",
+    "List the {subjs} whose {key} is {v}, with their {attrs}.",
+    "Show me the {subjs} with {key} {v}: their {attrs}.",
+)
+#: rows linked to the records that match a condition, each named by its key and a describing
+#: attribute (``{attrs}``: "rental ID and rental date")
+JOIN_ROWS = (
+    "List the {rows} of the {subjs} whose {key} is {v}: their {attrs}.",
+    "Which {rows} do the {subjs} with {key} {v} have? Give their {attrs}.",
+    "For the {subjs} whose {key} is {v}, list their {rows} with their {attrs}.",
+)
+
 #: distinct values of an attribute of rows linked to the records that match a condition
 #: (``{attrs}`` the attribute in the plural: "order IDs"; "different" asks for each value once)
 JOIN_LIST = (
     "List the different {attrs} of the {rows} for the {subjs} whose {key} is {v}.",
     "What different {attrs} do the {rows} of the {subjs} with {key} {v} have?",
-    "For the {subjs} whose {key} is {v}, list the {attrs} of their {rows}, without repeats.",
+    "For the {subjs} whose {key} is {v}, list the different {attrs} of their {rows}.",
 )
 #: the same when the attribute is what the rows are called (a row's ``address`` of addresses)
 JOIN_LIST_OWN = (
     "List the different {attrs} of the {subjs} whose {key} is {v}.",
     "What different {attrs} do the {subjs} with {key} {v} have?",
-    "For the {subjs} whose {key} is {v}, list their {attrs}, without repeats.",
+    "For the {subjs} whose {key} is {v}, list their different {attrs}.",
 )
 
 
@@ -84,17 +99,18 @@ COUNT_PER_GROUP = (
     "Count the {rows}{f} per {d}.",
     "What is the number of {rows}{f} for each {d}?",
 )
-#: top-k: ``{k}`` rows, ``{word}`` highest/lowest, ``{m}`` the measure, ``{lab}`` the name column
+#: top-k: ``{k}`` rows, ``{word}`` highest/lowest, ``{m}`` the measure, ``{lab}`` the naming
+#: columns, ``{tie}`` the one that breaks ties
 RANKING = (
-    "List the {k} {rows}{f} with the {word} {m}, {word} first (ties by {lab}): their {lab} and {m}.",
-    "Which {k} {rows}{f} have the {word} {m}? Give their {lab} and {m}, {word} first (ties by {lab}).",
-    "Rank the {rows}{f} by {m}, {word} first (ties by {lab}), and give the first {k}: their {lab} and {m}.",
+    "List the {k} {rows}{f} with the {word} {m}, {word} first (ties by {tie}): the {lab} and the {m}.",
+    "Which {k} {rows}{f} have the {word} {m}? Give the {lab} and the {m}, {word} first (ties by {tie}).",
+    "Rank the {rows}{f} by {m}, {word} first (ties by {tie}), and give the first {k}: the {lab} and the {m}.",
 )
 #: rows above a threshold ``{x}`` of a measure
 ABOVE = (
     "Which {rows} have {m} above {x}? Give the {lab} and the {m}.",
     "List the {lab} and the {m} of every {row} whose {m} is above {x}.",
-    "Show me the {rows} with {m} over {x}: their {lab} and {m}.",
+    "Show me the {rows} with {m} over {x}: the {lab} and the {m} of each.",
 )
 
 
@@ -124,7 +140,13 @@ INVARIANT = frozenset(
     "aircraft sheep fish deer offspring".split()
 )
 #: collective nouns: one of them is a ``staff member`` (a table named ``staff`` holds people)
-COLLECTIVE = frozenset("staff faculty crew".split())
+COLLECTIVE = frozenset("staff faculty crew personnel".split())
+#: mass nouns a table may be named by: one row is an ``inventory item``, never "an inventory",
+#: and a user counts "inventory items", never "how many inventory" (:func:`row_noun`)
+MASS = frozenset(
+    "inventory stock merchandise equipment furniture luggage baggage software hardware "
+    "information data metadata feedback music research media news mail".split()
+)
 #: singular nouns ending in ``s`` that a rule-based singularizer would cut (``alias``, ``gas``)
 _S_SINGULARS = frozenset(
     "alias atlas bias canvas chassis corps gas iris lens bonus campus census virus status "
@@ -201,6 +223,21 @@ def plural(words: str) -> str:
     return f"{head} {p}" if head else p
 
 
+def row_noun(table_words: str) -> str:
+    """One row of a table named ``table_words`` (in words) as a countable noun:
+    :func:`singular`, and a mass noun made countable (``inventory`` -> ``inventory item``,
+    ``equipment`` -> ``equipment item``), so that its plural counts (``inventory items``)."""
+    one = singular(table_words)
+    last = one.rpartition(" ")[2]
+    return f"{one} item" if last.lower() in MASS else one
+
+
+def rows_noun(table_words: str) -> str:
+    """The rows of a table named ``table_words`` as a countable plural (:func:`row_noun`):
+    ``films``, ``inventory items``, ``staff members``."""
+    return plural(row_noun(table_words))
+
+
 #: how an aggregate is said (``avg`` -> the average ...), and how when the measure's own name
 #: holds that word (a column named ``total``: "the sum of the totals", not "the total of the
 #: total")
@@ -238,6 +275,20 @@ def key_words(key: str, subj: str) -> str:
     return key
 
 
+def and_list(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def attr_words(attr: str, subj: str) -> str:
+    """An attribute of a record in words without the record's own noun a user leaves out
+    (:func:`key_words`: the ``product price`` of a product is its ``price``, the ``customer
+    email`` of a customer its ``email``); an attribute that is only the record's noun stays
+    (the ``address`` of an address is no ``name``)."""
+    said = key_words(attr, subj)
+    return attr if said == "name" and "name" not in attr.lower().split() else said
+
+
 def frame(frames: tuple[str, ...], rng: random.Random) -> str:
     """One of ``frames`` (seeded choice), unfilled: a minimal pair fills the same frame twice."""
     return frames[rng.randrange(len(frames))]
@@ -248,9 +299,15 @@ def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
     return frame(frames, rng).format(**slots)
 
 
-#: a noun said twice over ("the total of the total", "the address of the address")
+#: a noun said twice over: joined by a preposition ("the total of the total", "the address
+#: for the address", "the employees of the employee") or side by side ("the total total")
 DOUBLED_NOUN = re.compile(
-    r"\b(\w{3,}) of (?:the |all (?:the )?|its |their |every |each )?\1s?\b", re.I
+    r"\b(\w{3,})(?:e?s)? (?:(?:of|for|from|in|on|at|by|per) "
+    r"(?:the |all (?:the )?|its |their |every |each |an? )?)?\1(?:e?s)?\b"
+    # (the second one ends its noun phrase: "the payments for payment date 2005" is no double)
+    r"(?=\s*$|\s*[?.,;:!\"']|\s+(?:with|whose|where|of|for|in|on|at|by|that|which|who|is|"
+    r"are|was|were|has|have|do|does|did|and|or)\b)",
+    re.I,
 )
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
@@ -262,9 +319,76 @@ def doubled_noun(text: str) -> str | None:
     return m.group(0) if m else None
 
 
+#: table or query words no user says: "which invoices row", "the district values of", "list each
+#: once", "without repeats", an aggregate's SQL name in brackets
+SQL_SPEAK = re.compile(
+    r"\b\w+s row\b|\b(?:which|each|every) \w+ row\b|\bvalues\b|\bwithout repeats\b|"
+    r"\beach once\b|\((?:COUNT|SUM|AVG|MIN|MAX)\)",
+    re.I,
+)
+
+
+def sql_speak(text: str) -> str | None:
+    """The table or query words in ``text`` outside quotes (:data:`SQL_SPEAK`), or ``None``."""
+    m = SQL_SPEAK.search(_QUOTED.sub(" ", text))
+    return m.group(0) if m else None
+
+
+#: what ends the noun phrase a count asks about ("How many inventory items are there ...")
+_COUNTED = re.compile(
+    r"\b(?:how many|the number of|count the|count of)\s+(?!the |their |its |this |that )"
+    r"((?:[\w-]+\s+){0,3}?[\w-]+)"
+    r"(?=\s+(?:are|is|were|was|have|has|had|do|does|did|with|whose|where|that|which|in|for|"
+    r"per|there|by|from|of)\b|\s*[?.,:;(]|$)",
+    re.I,
+)
+#: a word that asks for one thing: "per genre", "each film", "every customer"
+_ONE_OF = re.compile(r"\b(?:per|each|every)\s+([A-Za-z]{3,})\b(?!\s+of\b)", re.I)
+
+
+def bad_plural(text: str) -> str | None:
+    """A noun in the wrong number outside quotes, or ``None``: a count of a mass noun ("How
+    many inventory are there", :data:`MASS`) or of a singular noun ("How many film"), and a
+    plural after ``per``/``each``/``every`` ("per genres")."""
+    t = _QUOTED.sub(" ", text)
+    for m in _COUNTED.finditer(t):
+        head = m.group(1).split()[-1]
+        low = head.lower()
+        if low in MASS:
+            return m.group(0)
+        if (
+            head.isalpha()
+            and low not in INVARIANT
+            and low not in _NOT_NOUNS
+            and _singular_word(head) == head
+            and _plural_word(head) != head
+            and _inflector().singular_noun(_plural_word(head)) == head
+        ):
+            return m.group(0)  # a singular count noun: "how many film"
+    for m in _ONE_OF.finditer(t):
+        w = m.group(1)
+        if w.lower() not in INVARIANT and _singular_word(w) != w:
+            return m.group(0)
+    return None
+
+
+def wording_flaw(text: str) -> str | None:
+    """What no emitted question may hold (every layer and the drafts check it): a noun said
+    twice over (:func:`doubled_noun`), table or query words (:func:`sql_speak`), a noun in the
+    wrong number (:func:`bad_plural`); ``None`` when there is none."""
+    return doubled_noun(text) or sql_speak(text) or bad_plural(text)
+
+
 __all__ = [
     "DOUBLED_NOUN",
+    "SQL_SPEAK",
+    "bad_plural",
+    "sql_speak",
+    "wording_flaw",
+    "MASS",
     "doubled_noun",
+    "row_noun",
+    "rows_noun",
     "ABOVE",
     "AGGREGATE",
     "COUNT",
@@ -281,6 +405,10 @@ __all__ = [
     "ATTR_WHERE",
     "JOIN_LIST",
     "JOIN_LIST_OWN",
+    "JOIN_ROWS",
+    "ROWS_WHERE",
+    "and_list",
+    "attr_words",
     "frame",
     "key_words",
     "pick",

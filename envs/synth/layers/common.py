@@ -33,7 +33,7 @@ from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
-from clarisql.envs.synth.phrasing import doubled_noun
+from clarisql.envs.synth.phrasing import agg_words, rows_noun, wording_flaw
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import (
     ColumnProfile,
@@ -241,9 +241,10 @@ class Agg:
 
     def reveal(self) -> str:
         """What the user says when asked what they want (SELECT intent)."""
+        rows = rows_noun(human(self.table))
         if self.measure is None or self.agg == "count":
-            return "I want the number of rows (COUNT)."
-        return f"I want the {AGG_WORDS[self.agg]} of {self.measure.name} ({self.agg.upper()})."
+            return f"I want to know how many {rows} there are."
+        return f"I want {agg_words(self.agg, human(self.measure.name))} of the {rows}."
 
     def with_filter(self, col: str, value: Any, expr: str | None = None) -> Agg:
         f = (expr or qi(col), value, col)
@@ -475,7 +476,8 @@ def fill(
     A maker returns a :class:`Made` or ``None`` (the data did not allow it this time); a maker
     that fails ``budget`` times in a row is retired, so a database that cannot give a kind yields
     fewer tasks instead of looping. Utterances already in ``seen`` are rejected (and added), and
-    so is one that says a noun twice over (:func:`~clarisql.envs.synth.phrasing.doubled_noun`).
+    so is one no question may hold (:func:`~clarisql.envs.synth.phrasing.wording_flaw`: a
+    noun said twice over, table or query words, a noun in the wrong number).
     The default budget is 30 failures in a row for a maker that has made nothing yet, and twice
     that once it has made a task: a recipe that succeeds one time in twelve (a misspelled name
     that several values fit) makes its first task with probability 0.93 (0.88 with 25) and is
@@ -496,8 +498,8 @@ def fill(
         if not live(k):
             continue
         m = makers[k]()
-        if m is None or m.utterance in seen or doubled_noun(m.utterance):
-            fails[k] += 1  # (a noun said twice over: "the address of the address")
+        if m is None or m.utterance in seen or wording_flaw(m.utterance):
+            fails[k] += 1  # ("the address of the address", "which invoices row")
             continue
         fails[k], made[k] = 0, True
         seen.add(m.utterance)

@@ -52,7 +52,7 @@ from clarisql.envs.synth.layers.common import (
     sql_lit,
     tidy,
 )
-from clarisql.envs.synth.phrasing import frame, pick, plural, quote, singular
+from clarisql.envs.synth.phrasing import frame, pick, plural, quote, row_noun
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -213,7 +213,7 @@ class _Maker:
         return fc, self.rng.choice(fc.phrases[:40])[0]
 
     def _words(self, fc: _Col) -> dict[str, str]:
-        row = singular(human(fc.table.name))
+        row = row_noun(human(fc.table.name))
         return {
             "row": row,
             "rows": plural(row),

@@ -12,10 +12,10 @@ which no user writes whole or cuts short. Pure functions of their arguments (and
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from clarisql.envs.explorers import HALF, contains
+from clarisql.envs.synth.column_roles import joins_items
 from clarisql.envs.synth.layers.common import _STOP
 
 #: the two problems a written value can have (:mod:`clarisql.envs.simulators.gate.kinds`)
@@ -24,16 +24,10 @@ PARTIAL, WRONG = "partial", "wrong"
 TYPO_TRIES = 40
 
 
-#: items joined in one value: a credit list ("A/B/C", "A, B & C"), an address line's parts
-_JOINED = re.compile(r"\w\s*(?:/|,|&|;)\s*\w")
-
-
-def listed(values: list[Any]) -> bool:
-    """Many of ``values`` join several items (at least 15 %): a credit list or an address, no
-    name a user writes whole or cuts short ("Eddie" for "Eddie Cochran/Jerry Capehart" picks
-    one credit string among the many that hold Eddie)."""
-    texts = [x for x in values if isinstance(x, str)]
-    return bool(texts) and sum(bool(_JOINED.search(x)) for x in texts) >= 0.15 * len(texts)
+#: Many values join several items (a credit list, an address): no name a user writes whole
+#: or cuts short. The one detector of joined items lives in
+#: :mod:`~clarisql.envs.synth.column_roles` (:func:`~.column_roles.joined_items`).
+listed = joins_items
 
 
 def cut_offs(rng: random.Random, value: str) -> list[str]:

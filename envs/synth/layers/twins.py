@@ -17,7 +17,9 @@ Contract
     value meant), frozen answers (SUQL) included.
 
 - Each twin is checked on the data: its gold runs and is not trivial, its answer is not written
-  in its utterance, and its utterance is new (``seen``, case- and whitespace-insensitive; taken
+  in its utterance, its utterance says nothing no question may
+  (:func:`~clarisql.envs.synth.phrasing.wording_flaw`: "the address for the address") and
+  is new (``seen``, case- and whitespace-insensitive; taken
   ones are added).
 - So only the attribute or the value, which the schema or the data decides, tells a task from its
   twin: frame, subject, quoting and length are shared.
@@ -30,7 +32,7 @@ from collections.abc import Sequence
 from itertools import zip_longest
 from typing import Any
 
-from clarisql.envs.synth.phrasing import quote
+from clarisql.envs.synth.phrasing import quote, wording_flaw
 from clarisql.envs.synth.verify import Verifier, echoes_question, is_trivial
 from clarisql.envs.tasks import Task
 
@@ -140,7 +142,7 @@ def twin_tasks(
         t, tw = queues[k].pop(0)
         taken[k] += 1
         key = _norm(tw.utterance)
-        if key in seen:
+        if key in seen or wording_flaw(tw.utterance):  # ("the address for the address")
             continue
         rows = (
             [tuple(r) for r in tw.gold_answer]

@@ -57,14 +57,13 @@ What a reviewer would reject is not made:
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role, name_words
-from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
+from clarisql.envs.synth.consistency import Dependencies, spelled_in_row, varies_within
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
     Made,
@@ -83,7 +82,7 @@ from clarisql.envs.synth.layers.common import (
     top_up,
 )
 from clarisql.envs.synth.names import speakable
-from clarisql.envs.synth.phrasing import plural, singular
+from clarisql.envs.synth.phrasing import key_words, plural, row_noun
 from clarisql.envs.synth.profile import is_missing, present_sql
 from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TableProfile
 from clarisql.envs.synth.verify import Verifier
@@ -115,11 +114,12 @@ _SCOPE_DELETE = (
 )
 #: two rows of one group (the same parent or scope value) whose values were mixed up
 _SWAP = (
-    "Among {grp}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were entered "
-    "the wrong way round; please swap them.",
+    "Among {grp}, the {row} with {k} {a} and the one with {k} {b} have each other's {c}; "
+    "please swap them.",
     "For {grp}, the {c} of the {row} with {k} {a} and of the one with {k} {b} were mixed up; "
     "please swap them.",
 )
+
 # a scope one has in mind, not one "managed" (nobody manages a film rating)
 _SCOPE_PRE = ("For the {slot} I have in mind, ", "In the one {slot} I mean, ")
 MAX_INSERT_COLUMNS = 8
@@ -143,7 +143,7 @@ def priced(c: ColumnProfile) -> bool:
 def _row(t: str) -> str:
     """One row of table ``t`` as a noun (``addresses`` -> ``address``, ``staff`` -> ``staff
     member``: :func:`~clarisql.envs.synth.phrasing.singular`)."""
-    return singular(human(t))
+    return row_noun(human(t))
 
 
 def _rows(t: str) -> str:
@@ -170,6 +170,11 @@ _NOT_NAMING = {
 _PERSONAL = {
     "birth", "born", "birthplace", "hometown", "gender", "sex", "nationality", "citizenship",
     "death", "died", "marital", "religion", "race", "ethnicity", "blood", "age",
+}  # fmt: skip
+#: words of a moment the database keeps for itself (when the record was made or changed):
+#: no user corrects a ``create_date``
+_RECORD_TIME = {
+    "create", "created", "creation", "modified", "updated", "update", "inserted", "timestamp",
 }  # fmt: skip
 _NAMING = {"name", "title", "label", "username", "login", "nickname", "handle", "surname"}
 
@@ -355,6 +360,21 @@ def derived_columns(
     return out
 
 
+def feeds_total(
+    table: str,
+    derived: set[tuple[str, str]],
+    refs: list[tuple[str, list[str], str, list[str]]],
+) -> bool:
+    """Whether ``table`` holds terms of a total kept in a parent row (:func:`derived_columns`:
+    the lines of an invoice whose ``Total`` is their sum): a row of it deleted leaves the total
+    wrong."""
+    mine = {c for t, c in derived if t == table}
+    return bool(mine) and any(
+        child == table and parent != table and any(t == parent for t, _ in derived)
+        for child, _, parent, _ in refs
+    )
+
+
 class _WriteGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
@@ -391,7 +411,13 @@ class _WriteGen:
         return got[0] if got else None
 
     def new_number(self, c: ColumnProfile, old: Any) -> Any:
-        """A new value for ``c`` within its observed range (different from ``old``)."""
+        """A new value for ``c`` within its observed range (different from ``old``): where the
+        column holds values between half and one and a half times ``old``, one of them (a price
+        of 1.99 or 3.99 where every amount ends in .99, never 1.61), else a number drawn in
+        that range."""
+        held = self.held_near(c, old)
+        if held:
+            return self.rng.choice(held)
         lo, hi = c.min, c.max
         if not isinstance(lo, (int, float)) or not isinstance(hi, (int, float)) or lo >= hi:
             base = old if isinstance(old, (int, float)) and old else 10
@@ -411,6 +437,26 @@ class _WriteGen:
                 return new
         return (old or 0) + 1
 
+    def held_near(self, c: ColumnProfile, old: Any) -> list[Any]:
+        """The values ``c`` holds between half and one and a half times ``old`` (up to 200 of
+        them, in order), ``old`` left out; none for a number that is not positive."""
+        if not isinstance(old, (int, float)) or isinstance(old, bool) or old <= 0:
+            return []
+        cq, tq = qi(c.name), qi(c.table)
+        num = f"{cq} <> {sql_lit(old)} AND typeof({cq}) IN ('integer', 'real')"
+        got = self.v.rows(
+            f"SELECT DISTINCT {cq} FROM {tq} WHERE {cq} BETWEEN {old * 0.5!r} AND "
+            f"{old * 1.5!r} AND {num} ORDER BY 1 LIMIT 200"
+        )
+        if got:
+            return [r[0] for r in got]
+        # none that near (rates of 0.99, 2.99 and 4.99): the nearest value below and above
+        near = self.v.rows(
+            f"SELECT (SELECT MAX({cq}) FROM {tq} WHERE {cq} < {old!r} AND {num}), "
+            f"(SELECT MIN({cq}) FROM {tq} WHERE {cq} > {old!r} AND {num})"
+        )
+        return [x for x in (near[0] if near else ()) if x is not None]
+
     def check(self, gold: list[str], naive: list[str] | None) -> bool:
         g = self.v.write_digest(gold)
         if g is None or g == self.base:
@@ -429,7 +475,11 @@ class _WriteGen:
             return None
         kv = row[0]
         cols = [c for c in [*measures(t), *scopes(t)] if _writable(c) and c.name != k.name]
-        cols = self.free(t, cols)
+        cols = [
+            c
+            for c in self.free(t, cols)
+            if not self.deps.tied(t, c.name) and not set(name_words(c.name)) & _RECORD_TIME
+        ]
         if not cols:
             return None
         c = rng.choice(cols)
@@ -451,6 +501,8 @@ class _WriteGen:
             new = rng.choice(others)
         if self.deps.breaks_dependency(t, named, c.name, new, k.name):
             return None
+        if self.deps.breaks_order(t, named, c.name, new):
+            return None  # (a rental returned before it was rented)
         act = f"UPDATE {qi(t.name)} SET {qi(c.name)} = {sql_lit(new)} WHERE {qi(k.name)} = {sql_lit(kv)}"
         text = rng.choice(_UPDATE).format(
             c=human(c.name), row=_row(t.name), k=human(k.name), kv=_q(kv), new=_q(new)
@@ -491,6 +543,8 @@ class _WriteGen:
         if not self.keyed():
             return None
         t, k = self.rng.choice(self.keyed())
+        if feeds_total(t.name, self.derived(), self.references()):
+            return None  # an invoice line deleted leaves its invoice's total wrong
         row = self.pick_row(t, k, self.unreferenced(t))
         if row is None:
             return None
@@ -628,7 +682,12 @@ class _WriteGen:
         )
         if values is None or unique_nearest(surface, gold, [r[0] for r in values]):
             return None
-        m = rng.choice([m for m in self.free(t, measures(t)) if _writable(m)])
+        ms = [
+            m for m in self.free(t, measures(t)) if _writable(m) and not self.deps.tied(t, m.name)
+        ]
+        if not ms:
+            return None
+        m = rng.choice(ms)
         old = self.v.rows(
             f"SELECT MAX({qi(m.name)}) FROM {qi(t.name)} WHERE {qi(e.name)} = {sql_lit(gold)}"
         )
@@ -787,6 +846,8 @@ class _WriteGen:
             return None
         c = rng.choice(cols)
         tq, cq, kq, gq = qi(t.name), qi(c.name), qi(k.name), qi(g.name)
+        if not varies_within(self.v, t.name, g.name, c.name):
+            return None  # the group's own value: rows that differ in it are a data error
         held = self.v.rows(
             f"SELECT {gq} FROM {tq} WHERE {gq} IS NOT NULL AND {cq} IS NOT NULL GROUP BY 1 "
             f"HAVING COUNT(DISTINCT {cq}) >= 2 ORDER BY 1 LIMIT 200"
@@ -805,6 +866,9 @@ class _WriteGen:
         (ka, va), (kb, vb) = members[j], members[j + 1]
         if not self.consistent_swap(t, k, c, ka, kb):
             return None
+        grp = self.group_words(t, g, gv)
+        if grp is None:
+            return None  # a group no user can name ("the rentals of inventory 124")
         key = (t.name, c.name, ka, kb)
         if key in self._swapped:
             return None  # one task per gold: the same swap in other words is no new task
@@ -814,44 +878,54 @@ class _WriteGen:
             f"UPDATE {tq} SET {cq} = {sql_lit(va)} WHERE {kq} = {sql_lit(kb)}",
         ]
         text = rng.choice(_SWAP).format(
-            c=human(c.name),
+            c=key_words(human(c.name), _row(t.name)),  # (a city's "city" is its name)
             row=_row(t.name),
             k=human(k.name),
             a=_q(ka),
             b=_q(kb),
-            grp=self.group_words(t, g, gv),
+            grp=grp,
         )
         if not self.check(acts, None):
             return None
         return _made(text, acts, None, [], t, [k, g, c], "update", "moderate")
 
-    def group_words(self, t: TableProfile, g: ColumnProfile, gv: Any) -> str:
+    def group_words(self, t: TableProfile, g: ColumnProfile, gv: Any) -> str | None:
         """The rows of ``t`` whose ``g`` is ``gv``, as a user names them: by the parent row's
-        name where it has one ("the tracks of the album \"Jagged Little Pill\""), else by the
-        parent and its number ("the customers of support rep 5"); a scope by its value ("the
-        films whose rating is \"PG\""). Never "in support rep ID 5"."""
+        name where it has one that no other parent row shares ("the tracks of the album
+        \"Jagged Little Pill\""; never "the addresses of the city \"London\"" where two cities
+        are London), a scope by its value ("the films whose rating is \"PG\""); ``None`` for a
+        parent with no such name (a number is no name: never "the rentals of inventory 124")
+        and for a reference of a table to itself ("the employees of the employee ...")."""
         rows = _rows(t.name)
         for child, src, parent, dst in self.references():
             if child != t.name or src != [g.name] or len(dst) != 1:
                 continue
+            if parent == t.name:
+                return None
             try:
                 pt = self.lake.table(parent)
             except KeyError:
-                continue
-            named = natural_keys(pt) or [  # (a city's "city" column names it too)
+                return None
+            nk = natural_keys(pt)  # a name unique on the data first ("title"), then a name that
+            named = nk + [  # names this parent alone (no other city is "Thailand")
                 x
-                for x in pt.columns
-                if x.kind == "text" and x.unique and column_role(x) in ("name", "identifier")
+                for x in sorted(pt.columns, key=lambda x: not set(name_words(x.name)) & _NAMING)
+                if x not in nk
+                and x.kind == "text"
+                and speakable(x.name)
+                and column_role(x) in ("name", "identifier")
+                and x.distinct >= 0.5 * max(1, pt.rows)
             ]
             for n in named:
                 got = self.v.rows(
-                    f"SELECT {qi(n.name)} FROM {qi(parent)} WHERE {qi(dst[0])} = {sql_lit(gv)}"
+                    f"SELECT {qi(n.name)}, (SELECT COUNT(*) FROM {qi(parent)} AS o "
+                    f"WHERE o.{qi(n.name)} = p.{qi(n.name)}) FROM {qi(parent)} AS p "
+                    f"WHERE p.{qi(dst[0])} = {sql_lit(gv)}"
                 )
-                if got and isinstance(got[0][0], str) and got[0][0].strip():
-                    return f"the {rows} of the {_row(parent)} {_q(got[0][0])}"
-            who = re.sub(r"\s*\b(?:id|ID|Id|number|no|key|code)$", "", human(g.name)).strip()
-            if who:
-                return f"the {rows} of {who} {show(gv)}"
+                if got and len(got) == 1 and isinstance(got[0][0], str) and got[0][0].strip():
+                    if got[0][1] == 1:
+                        return f"the {rows} of the {_row(parent)} {_q(got[0][0])}"
+            return None
         return f"the {rows} whose {human(g.name)} is {_q(gv)}"
 
     def consistent_swap(self, t: TableProfile, k: ColumnProfile, c: ColumnProfile, ka, kb) -> bool:
@@ -874,6 +948,8 @@ class _WriteGen:
                 t, me, c.name, other[c.name], k.name, exclude=[other[k.name]], alone=False
             ):
                 return False
+            if self.deps.breaks_order(t, me, c.name, other[c.name]):
+                return False  # (a rental returned before it was rented)
         return True
 
     def family_insert(self) -> Made | None:
