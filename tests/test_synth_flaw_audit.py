@@ -101,6 +101,7 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "doubled-noun": 0,
         "non-english-identifier": 0,
         "write-leaves-row-inconsistent": 0,  # planted in test_synth_row_consistency.py
+        "reply-sql-speak": 0,  # planted in test_reply_words.py
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

@@ -49,6 +49,16 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 NEUTRAL_REPLY = "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
 
 
+def spoken_identifier(name: str) -> str:
+    """A slot identifier in words (``BillingState`` -> ``billing state``, ``qty`` ->
+    ``quantity``); a name in a script without case or word breaks (``城市``) stays as written."""
+    if not name.strip() or not re.search(r"[A-Za-z]", name) or _CJK.search(name):
+        return name.strip()
+    from clarisql.envs.synth.names import in_words
+
+    return in_words(name.strip())
+
+
 class FixedSimulator(UserSimulator):
     """Gated, template-based replies (deterministic; no model)."""
 
@@ -124,11 +134,12 @@ class FixedSimulator(UserSimulator):
                 out.append(u)
         return out
 
-    def render(self, u: Underspec) -> str:
+    def render(self, u: Underspec, task: Any = None) -> str:
         """The reply revealing ``u``: its kind's template, or, where the value's problem is not
         the one its kind names (a misspelled ``not-exist`` name, a cut-off ``Error`` value:
         :func:`~clarisql.envs.simulators.gate.kinds.value_problem`), the template of a kind
-        that names it ("Sorry, I got the name wrong: I meant ...", "The full name is ...")."""
+        that names it ("Sorry, I got the name wrong: I meant ...", "The full name is ...").
+        The slot is said in words (:meth:`slot_words`), never as the column's identifier."""
         from clarisql.envs.simulators.gate.kinds import KIND_PROBLEM, WRONG, value_problem
 
         kind = u.label.kind
@@ -136,8 +147,23 @@ class FixedSimulator(UserSimulator):
         if problem is not None and problem != KIND_PROBLEM[kind]:
             kind = "Error" if problem == WRONG else "not-exist"
         tpl = self.templates.get(kind, "{value}")
-        slot = self.slot_names.get(u.label.slot, u.label.slot) or "value"
+        slot = self.slot_words(u.label.slot, task)
         return tpl.format(value=u.value, slot=slot, content=u.label.content)
+
+    def slot_words(self, slot: str, task: Any = None) -> str:
+        """A label's slot as the user says it: the suite's ``slot_names`` (a language's words,
+        ``{"city": "城市"}``), else the task's own ``metadata["slot_words"]`` (what a
+        synthesized suite's questions call the column: ``{"BillingState": "billing state"}``),
+        else the identifier put in words (:func:`~clarisql.envs.synth.names.in_words`:
+        ``first_name`` -> ``first name``; a plain word stays as it is), else ``value``. Only
+        the slot of a label the agent earned is said, so nothing about other labels leaks."""
+        if slot in self.slot_names:
+            return self.slot_names[slot]
+        said = getattr(task, "metadata", None) or {}
+        said = said.get("slot_words") if isinstance(said, Mapping) else None
+        if isinstance(said, Mapping) and isinstance(said.get(slot), str) and said[slot].strip():
+            return said[slot]
+        return spoken_identifier(slot) or "value"
 
     def text_match(self, message: str, ctx: DialogueContext) -> tuple[list[Underspec], dict]:
         """Gold labels the free-text ``message`` addresses, and what the mapper saw (public)."""
@@ -234,4 +260,5 @@ class FixedSimulator(UserSimulator):
         self._slot_of.update(slot_of)
         if not hits:
             return SimulatorReply(self.neutral_reply, [], earned=False, info=info)
-        return SimulatorReply(" ".join(self.render(u) for u in hits), hits, earned=True, info=info)
+        text = " ".join(self.render(u, ctx.task) for u in hits)
+        return SimulatorReply(text, hits, earned=True, info=info)

@@ -47,6 +47,11 @@ Contract
     one of its terms (:func:`~.layers.writes.derived_columns`: ``invoices.Total`` = the sum of
     its lines), so the data no longer adds up;
   - ``doubled-noun``: a noun said twice over outside quotes ("the total of the total");
+  - ``reply-sql-speak``: a simulated user's reply, rendered as the suite is played (the
+    simulator a task file gets by default, :func:`~clarisql.envs.simulators.resolve_simulator`,
+    one reply per gold label), names a table or column by its identifier (``BillingState``,
+    ``first_name``, ``Total`` mid-sentence) or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside
+    the value it reveals (:func:`sql_speak`);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -97,11 +102,20 @@ FLAWS = (
     "doubled-noun",
     "non-english-identifier",
     "write-leaves-row-inconsistent",
+    "reply-sql-speak",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
 _RAW = re.compile(r"[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]+\d+[A-Za-z]*")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+#: SQL a user does not say: keywords and aggregate names in capitals, a function call, an
+#: operator
+_SQL_WORDS = re.compile(
+    r"\b(?:SELECT|FROM|WHERE|GROUP BY|ORDER BY|HAVING|DISTINCT|COUNT|AVG|SUM|MIN|MAX|LIMIT|"
+    r"JOIN|LIKE|IS NULL|NOT NULL)\b|\b(?i:count|avg|sum|min|max|round|cast|strftime)\s*\(|[=<>]"
+)
+#: where a capital letter only starts a sentence
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\(\s*)$")
 #: what separates the members of a credit or list value ("A/B/C", "A, B & C", "A; B")
 _LIST_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
 #: languages a schema's words are compared against English in (wordfreq's codes)
@@ -220,6 +234,10 @@ class Auditor:
             if _RAW.fullmatch(n)
         }
         self.unspeakable = {c.name for t in lake.tables for c in t.columns if not speakable(c.name)}
+        self.identifiers = schema_identifiers(
+            n for t in lake.tables for n in (t.name, *(c.name for c in t.columns))
+        )
+        self.simulator = _suite_simulator()
         self._lists: dict[tuple[str, str], bool] = {}
         self._derived: set[tuple[str, str]] | None = None
         self._refs: list | None = None
@@ -270,6 +288,8 @@ class Auditor:
             self._aggregates(task, tree, report)
             self._listing(task, tree, report)
         self._raw_tokens(task, report)
+        if task.underspecs:
+            self._reply_words(task, report)
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
@@ -476,6 +496,19 @@ class Auditor:
                 if re.search(rf"\bthe {re.escape(form)}\b", text, re.I):
                     report.add("raw-column-token", task, name)
                     return
+
+    def _reply_words(self, task: Task, report: AuditReport) -> None:
+        render = getattr(self.simulator, "render", None)
+        if render is None:
+            return
+        for u in task.underspecs:
+            text = render(u, task)
+            # the value it reveals (and the words the user wrote) are data, not names
+            said = () if u.label.kind == "intent" else (str(u.value), u.label.content)
+            why = sql_speak(text, self.identifiers, said)
+            if why is not None:
+                report.add("reply-sql-speak", task, f"{why} in the reply {text!r}")
+                return
 
     def _unanswerable(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.unanswerable import absent
@@ -758,6 +791,40 @@ def foreign_words(words: Any, gap: float = 1.5, floor: float = 3.0) -> set[str]:
     return out
 
 
+def schema_identifiers(names: Any) -> set[str]:
+    """The names a user would not write as they stand: each table or column name that its
+    words (:func:`~.names.in_words`) spell otherwise (``BillingState``, ``first_name``,
+    ``Total``, ``Milliseconds``), at least two characters long."""
+    return {n for n in names if len(n) >= 2 and in_words(n) != n}
+
+
+def sql_speak(text: str, identifiers: Any, said: Sequence[str] = ()) -> str | None:
+    """Why ``text`` (a reply) reads as SQL, or ``None``: an identifier of ``identifiers`` as
+    a whole word (case-sensitive; a capitalised plain word at a sentence start is a word), or
+    SQL (:data:`_SQL_WORDS`: ``AVG``, ``COUNT(``, ``=``). The ``said`` strings (the value
+    revealed, the words the user wrote) are taken out first: they are data."""
+    for s in sorted({x for x in said if x and x.strip()}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(s)}(?!\w)", " ", text)
+    m = _SQL_WORDS.search(text)
+    if m:
+        return f"SQL {m.group(0).strip()!r}"
+    for name in sorted(identifiers, key=len, reverse=True):
+        for hit in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+            plain = in_words(name).capitalize() == name  # ("Total" is a word at a start)
+            if plain and _SENTENCE_START.search(text[: hit.start()]):
+                continue
+            return f"identifier {name!r}"
+    return None
+
+
+def _suite_simulator() -> Any:
+    """The user simulator a task file is played with when nothing else is asked for."""
+    from clarisql.envs.simulators import make_simulator, resolve_simulator
+
+    spec, kwargs = resolve_simulator(None, None, {})
+    return make_simulator(spec, **kwargs)
+
+
 def audit_tasks(
     tasks: Sequence[Task],
     lake: LakeProfile,
@@ -849,5 +916,7 @@ __all__ = [
     "audit_folder",
     "audit_tasks",
     "review_sheet",
+    "schema_identifiers",
+    "sql_speak",
     "stratified",
 ]
