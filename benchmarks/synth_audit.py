@@ -13,9 +13,9 @@ helper table such as a calendar, swaps between rows that share nothing or of a m
 number written over a range of rows, writes that leave a total of other rows wrong, a noun said
 twice over ("the total of the total"), non-English schema words in an English question, listed
 answers whose rows repeat, credit-list columns used as categories, unanswerables a declared
-foreign key answers). Prints one table per source and the
-totals; ``--json`` writes them; ``--sheet N`` also writes each suite's stratified review sheet
-(``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
+foreign key answers, simulated-user replies that name a column by its identifier or speak
+SQL). Prints one table per source and the totals; ``--json`` writes them; ``--sheet N`` also
+writes each suite's stratified review sheet with each label's reply (``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
 outside the repository and pass them here; nothing is downloaded.
 
 Exit status 0 when every flaw count is 0, 1 otherwise (2 for bad input).
@@ -42,7 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sheet", type=int, default=0, help="review sheet of N tasks per suite")
     args = ap.parse_args(argv)
 
-    from clarisql.envs.synth.audit import FLAWS, AuditReport, audit_folder, review_sheet
+    from clarisql.envs.synth.audit import (
+        FLAWS,
+        AuditReport,
+        audit_folder,
+        label_replies,
+        review_sheet,
+    )
     from clarisql.envs.synth.pipeline import SynthConfig, synthesize
     from clarisql.envs.synth.types import SynthError
     from clarisql.envs.synth.verify import Verifier
@@ -83,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.sheet:
             v = Verifier(res.db_path)
             (res.tasks_path.parent / "REVIEW.md").write_text(
-                review_sheet(tasks, v, args.sheet, args.seed), encoding="utf-8"
+                review_sheet(tasks, v, args.sheet, args.seed, replies=label_replies),
+                encoding="utf-8",
             )
             v.close()
     print()

@@ -4,8 +4,10 @@ A clarification is revealed only when one of the agent's labels matches a gold l
 - intent: the task's intent is underspecified and the agent sent the ``intent`` label;
 - scope / condition: the agent sent the exact triple ``[content, slot, kind]`` (white space and
   letter case aside).
-Each matched gold label is answered from a fixed template with its gold value inserted. When
-nothing matches, the reply is neutral and adds no information (and never hints at gold values).
+Each matched gold label is answered from a fixed template with its gold value inserted, its slot
+said in words, never as a column identifier (:meth:`FixedSimulator.slot_words`: "The billing
+state I mean is WA."). When nothing matches, the reply is neutral and adds no information (and
+never hints at gold values).
 
 ``gate`` chooses what is matched: ``"labels"`` (the agent's labels, as above), ``"text"`` (the
 free-text question, mapped to the labels it addresses by a question mapper, see

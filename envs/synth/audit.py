@@ -825,6 +825,17 @@ def _suite_simulator() -> Any:
     return make_simulator(spec, **kwargs)
 
 
+def label_replies(task: Task) -> list[str]:
+    """Each gold label of ``task`` and the reply that earns it, as the suite is played
+    (``asked about Missing [] BillingState: The billing state I mean is WA.``)."""
+    render = getattr(_suite_simulator(), "render", None)
+    return [
+        f"asked about {u.label.kind} [{u.label.content}] {u.label.slot}: "
+        + (render(u, task) if render is not None else str(u.value))
+        for u in task.underspecs
+    ]
+
+
 def audit_tasks(
     tasks: Sequence[Task],
     lake: LakeProfile,
@@ -915,6 +926,7 @@ __all__ = [
     "Auditor",
     "audit_folder",
     "audit_tasks",
+    "label_replies",
     "review_sheet",
     "schema_identifiers",
     "sql_speak",
