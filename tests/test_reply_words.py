@@ -22,6 +22,8 @@ from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
 from clarisql.envs.tasks import Label, Task, Underspec
 
+from .conftest import SHARED_DATA, need_shared
+
 COUNTRIES = ("Germany", "France", "Brazil", "Canada", "India", "Norway", "Chile", "Japan")
 STATES = ("WA", "CA", "NY", "TX", "FL", "AZ")
 FIRST = ("Heather", "Michael", "Laura", "Robert", "Roberto", "Astrid", "Emma", "Frank", "Hugh")
@@ -115,10 +117,16 @@ def test_a_reply_reveals_only_the_label_it_answers() -> None:
     assert not got.earned and "billing" not in got.text.lower() and "WA" not in got.text
 
 
-@pytest.mark.parametrize("suite", ["builtin", "hybrid"])
-def test_the_built_in_suites_replies_are_unchanged(suite: str) -> None:
-    """Their slots are words already: each reply says its slot exactly as before."""
-    s = load_suite(suite)
+@pytest.mark.parametrize("suite", ["builtin", "hybrid", "odutqa"])
+def test_the_built_in_suites_replies_are_unchanged(suite: str, tmp_path: Path) -> None:
+    """Their slots are words already (or the suite names them, in Chinese): each reply says its
+    slot exactly as before."""
+    if suite == "odutqa":
+        from clarisql.envs.suites.odutqa import odutqa_suite
+
+        s = odutqa_suite(need_shared(SHARED_DATA / "odutqa"), cache_dir=tmp_path / "c")
+    else:
+        s = load_suite(suite)
     sim = FixedSimulator(**(s.metadata.get("simulator_kwargs") or {}))
     slots = [(t, u.label.slot) for t in s.tasks for u in t.underspecs if u.label.kind != "intent"]
     assert slots
