@@ -43,7 +43,7 @@ def camel_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         CREATE TABLE Invoice (InvoiceId INTEGER PRIMARY KEY, CustomerId INTEGER
                               REFERENCES Customer (CustomerId), InvoiceYear INTEGER,
                               BillingCountry TEXT, BillingState TEXT, UnitCount INTEGER,
-                              Total REAL);
+                              Total REAL, G INTEGER);
         """
     )
     for i in range(1, 49):
@@ -54,9 +54,9 @@ def camel_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for i in range(1, 401):
         c = rng.randint(1, 48)
         conn.execute(
-            "INSERT INTO Invoice VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO Invoice VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (i, c, rng.randint(2009, 2013), COUNTRIES[c % len(COUNTRIES)], rng.choice(STATES),
-             rng.randint(1, 14), round(rng.uniform(0.99, 25.86), 2)),
+             rng.randint(1, 14), round(rng.uniform(0.99, 25.86), 2), rng.randint(0, 5)),
         )  # fmt: skip
     conn.commit()
     conn.close()
@@ -170,11 +170,12 @@ def test_the_reply_check_catches_planted_sql_speak(camel_db: Path) -> None:
              {"slot_words": {"BillingState": "BillingState"}}),  # (words that are not words)
             ([Underspec(Label("intent"), "I want the average total."),
               Underspec(Label("Missing", "", "BillingState"), "WA")], {}),
+            ([Underspec(Label("Missing", "", "G"), "3")], {}),  # "The g I mean is 3."
         ])
     ]  # fmt: skip
     report = audit_tasks(tasks, lake, v)
     v.close()
-    assert report.total("reply-sql-speak") == 2, report.examples
+    assert report.total("reply-sql-speak") == 3, report.examples
     assert all("t2:" not in ex for ex in report.examples["reply-sql-speak"])
 
 

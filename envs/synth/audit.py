@@ -50,8 +50,9 @@ Contract
   - ``reply-sql-speak``: a simulated user's reply, rendered as the suite is played (the
     simulator a task file gets by default, :func:`~clarisql.envs.simulators.resolve_simulator`,
     one reply per gold label), names a table or column by its identifier (``BillingState``,
-    ``first_name``, ``Total`` mid-sentence) or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside
-    the value it reveals (:func:`sql_speak`);
+    ``first_name``, ``Total`` mid-sentence), says a name that cannot be put in words ("the
+    g") or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside the value it reveals
+    (:func:`sql_speak`);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -506,6 +507,16 @@ class Auditor:
             # the value it reveals (and the words the user wrote) are data, not names
             said = () if u.label.kind == "intent" else (str(u.value), u.label.content)
             why = sql_speak(text, self.identifiers, said)
+            if why is None:  # a name no words can say ("The g I mean is 3.")
+                rest = sql_speak_text(text, said)
+                why = next(
+                    (
+                        f"unspeakable name {name!r}"
+                        for name in sorted(self.unspeakable)
+                        if re.search(rf"\bthe {re.escape(in_words(name))}\b", rest, re.I)
+                    ),
+                    None,
+                )
             if why is not None:
                 report.add("reply-sql-speak", task, f"{why} in the reply {text!r}")
                 return
@@ -803,8 +814,7 @@ def sql_speak(text: str, identifiers: Any, said: Sequence[str] = ()) -> str | No
     a whole word (case-sensitive; a capitalised plain word at a sentence start is a word), or
     SQL (:data:`_SQL_WORDS`: ``AVG``, ``COUNT(``, ``=``). The ``said`` strings (the value
     revealed, the words the user wrote) are taken out first: they are data."""
-    for s in sorted({x for x in said if x and x.strip()}, key=len, reverse=True):
-        text = re.sub(rf"(?<!\w){re.escape(s)}(?!\w)", " ", text)
+    text = sql_speak_text(text, said)
     m = _SQL_WORDS.search(text)
     if m:
         return f"SQL {m.group(0).strip()!r}"
@@ -815,6 +825,13 @@ def sql_speak(text: str, identifiers: Any, said: Sequence[str] = ()) -> str | No
                 continue
             return f"identifier {name!r}"
     return None
+
+
+def sql_speak_text(text: str, said: Sequence[str] = ()) -> str:
+    """``text`` without the ``said`` strings (whole words only, longest first)."""
+    for s in sorted({x for x in said if x and x.strip()}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(s)}(?!\w)", " ", text)
+    return text
 
 
 def _suite_simulator() -> Any:
