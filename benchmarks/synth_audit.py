@@ -16,9 +16,10 @@ twice over ("the total of the total", "the address for the address"), table or q
 answers that list row keys and nothing else, swaps whose group is named by a number or of a
 value the group shares, non-English schema words in an English question, listed answers whose
 rows repeat, credit-list columns used as categories, unanswerables a declared foreign key
-answers). Prints one table per source and the
-totals; ``--json`` writes them; ``--sheet N`` also writes each suite's stratified review sheet
-(``REVIEW.md``). The sources are paths: fetch public databases (the Spider family, DySQL-Bench)
+answers, simulated-user replies that name a column by its identifier or speak SQL). Prints one
+table per source and the totals; ``--json`` writes them; ``--sheet N`` also writes each suite's
+stratified review sheet with each label's reply (``REVIEW.md``). The sources are paths: fetch
+public databases (the Spider family, DySQL-Bench)
 outside the repository and pass them here; nothing is downloaded.
 
 Exit status 0 when every flaw count is 0, 1 otherwise (2 for bad input).
@@ -45,7 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sheet", type=int, default=0, help="review sheet of N tasks per suite")
     args = ap.parse_args(argv)
 
-    from clarisql.envs.synth.audit import FLAWS, AuditReport, audit_folder, review_sheet
+    from clarisql.envs.synth.audit import (
+        FLAWS,
+        AuditReport,
+        audit_folder,
+        label_replies,
+        review_sheet,
+    )
     from clarisql.envs.synth.pipeline import SynthConfig, synthesize
     from clarisql.envs.synth.types import SynthError
     from clarisql.envs.synth.verify import Verifier
@@ -86,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.sheet:
             v = Verifier(res.db_path)
             (res.tasks_path.parent / "REVIEW.md").write_text(
-                review_sheet(tasks, v, args.sheet, args.seed), encoding="utf-8"
+                review_sheet(tasks, v, args.sheet, args.seed, replies=label_replies),
+                encoding="utf-8",
             )
             v.close()
     print()

@@ -106,6 +106,7 @@ def test_every_planted_flaw_is_counted(db: Path) -> None:
         "own-id-list": 0,
         "swap-group-unnamed": 0,
         "swap-of-group-value": 0,
+        "reply-sql-speak": 0,  # planted in test_reply_words.py
     }, report.examples
     sheet = review_sheet(tasks, v, 4)
     assert sheet.count("Verdict:") == 4 and "**Gold SQL:**" in sheet

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clarisql.envs.simulators.fixed import FixedSimulator, slot_words
+from clarisql.envs.simulators.fixed import FixedSimulator, spoken_identifier
 from clarisql.envs.synth.answerable import DraftContext, makers
 from clarisql.envs.synth.audit import FLAWS, audit_tasks
 from clarisql.envs.synth.consistency import Dependencies, varies_within
@@ -306,7 +306,8 @@ def test_replies_read_like_a_person(db: Path) -> None:
         "I want the average length of the films.",
         "I want to know how many inventory items there are.",
     ]
-    assert slot_words("BillingCountry") == "billing country" and slot_words("city") == "city"
+    assert spoken_identifier("BillingCountry") == "billing country"
+    assert spoken_identifier("city") == "city"
     sim = FixedSimulator()
     reply = sim.render(Underspec(Label("Missing", None, "BillingState"), "WA"))
     assert reply == "The billing state I mean is WA."

@@ -4,8 +4,10 @@ A clarification is revealed only when one of the agent's labels matches a gold l
 - intent: the task's intent is underspecified and the agent sent the ``intent`` label;
 - scope / condition: the agent sent the exact triple ``[content, slot, kind]`` (white space and
   letter case aside).
-Each matched gold label is answered from a fixed template with its gold value inserted. When
-nothing matches, the reply is neutral and adds no information (and never hints at gold values).
+Each matched gold label is answered from a fixed template with its gold value inserted, its slot
+said in words, never as a column identifier (:meth:`FixedSimulator.slot_words`: "The billing
+state I mean is WA."). When nothing matches, the reply is neutral and adds no information (and
+never hints at gold values).
 
 ``gate`` chooses what is matched: ``"labels"`` (the agent's labels, as above), ``"text"`` (the
 free-text question, mapped to the labels it addresses by a question mapper, see
@@ -49,17 +51,14 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 NEUTRAL_REPLY = "I'm not sure what you are asking about. Please point out exactly what is unclear in my request."
 
 
-_IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+def spoken_identifier(name: str) -> str:
+    """A slot identifier in words (``BillingState`` -> ``billing state``, ``qty`` ->
+    ``quantity``); a name in a script without case or word breaks (``城市``) stays as written."""
+    if not name.strip() or not re.search(r"[A-Za-z]", name) or _CJK.search(name):
+        return name.strip()
+    from clarisql.envs.synth.names import in_words
 
-
-def slot_words(slot: str | None) -> str:
-    """A slot as a person says it: a column name split into lower-case words
-    (``BillingCountry`` -> ``billing country``, ``first_name`` -> ``first name``), acronyms kept
-    (``ID``); a slot in words or in another script stays as it is."""
-    if not slot or not re.fullmatch(r"[A-Za-z0-9_]+", slot) or not re.search(r"[A-Z_]", slot):
-        return slot or ""
-    parts = _IDENT_PART.findall(slot)
-    return " ".join(p if p.isupper() and len(p) > 1 else p.lower() for p in parts) or slot
+    return in_words(name.strip())
 
 
 class FixedSimulator(UserSimulator):
@@ -137,11 +136,12 @@ class FixedSimulator(UserSimulator):
                 out.append(u)
         return out
 
-    def render(self, u: Underspec) -> str:
+    def render(self, u: Underspec, task: Any = None) -> str:
         """The reply revealing ``u``: its kind's template, or, where the value's problem is not
         the one its kind names (a misspelled ``not-exist`` name, a cut-off ``Error`` value:
         :func:`~clarisql.envs.simulators.gate.kinds.value_problem`), the template of a kind
-        that names it ("Sorry, I got the name wrong: I meant ...", "The full name is ...")."""
+        that names it ("Sorry, I got the name wrong: I meant ...", "The full name is ...").
+        The slot is said in words (:meth:`slot_words`), never as the column's identifier."""
         from clarisql.envs.simulators.gate.kinds import KIND_PROBLEM, WRONG, value_problem
 
         kind = u.label.kind
@@ -149,8 +149,23 @@ class FixedSimulator(UserSimulator):
         if problem is not None and problem != KIND_PROBLEM[kind]:
             kind = "Error" if problem == WRONG else "not-exist"
         tpl = self.templates.get(kind, "{value}")
-        slot = self.slot_names.get(u.label.slot) or slot_words(u.label.slot) or "value"
+        slot = self.slot_words(u.label.slot, task)
         return tpl.format(value=u.value, slot=slot, content=u.label.content)
+
+    def slot_words(self, slot: str, task: Any = None) -> str:
+        """A label's slot as the user says it: the suite's ``slot_names`` (a language's words,
+        ``{"city": "城市"}``), else the task's own ``metadata["slot_words"]`` (what a
+        synthesized suite's questions call the column: ``{"BillingState": "billing state"}``),
+        else the identifier put in words (:func:`~clarisql.envs.synth.names.in_words`:
+        ``first_name`` -> ``first name``; a plain word stays as it is), else ``value``. Only
+        the slot of a label the agent earned is said, so nothing about other labels leaks."""
+        if slot in self.slot_names:
+            return self.slot_names[slot]
+        said = getattr(task, "metadata", None) or {}
+        said = said.get("slot_words") if isinstance(said, Mapping) else None
+        if isinstance(said, Mapping) and isinstance(said.get(slot), str) and said[slot].strip():
+            return said[slot]
+        return spoken_identifier(slot) or "value"
 
     def text_match(self, message: str, ctx: DialogueContext) -> tuple[list[Underspec], dict]:
         """Gold labels the free-text ``message`` addresses, and what the mapper saw (public)."""
@@ -247,4 +262,5 @@ class FixedSimulator(UserSimulator):
         self._slot_of.update(slot_of)
         if not hits:
             return SimulatorReply(self.neutral_reply, [], earned=False, info=info)
-        return SimulatorReply(" ".join(self.render(u) for u in hits), hits, earned=True, info=info)
+        text = " ".join(self.render(u, ctx.task) for u in hits)
+        return SimulatorReply(text, hits, earned=True, info=info)

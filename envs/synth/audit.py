@@ -60,8 +60,15 @@ Contract
   - ``swap-group-unnamed``: a swap whose group is named by a number ("Among the rentals of
     inventory 124, ..."), not by a name a user knows;
   - ``swap-of-group-value``: a swap of a column that is not shown to vary inside the groups
-    of any column the two rows share (:func:`~.consistency.varies_within`) (the district of a city's addresses: two addresses of one city
-    that differ in it are an error of the data, not two values mixed up);
+    of any column the two rows share (:func:`~.consistency.varies_within`) (the district of a
+    city's addresses: two addresses of one city that differ in it are an error of the data,
+    not two values mixed up);
+  - ``reply-sql-speak``: a simulated user's reply, rendered as the suite is played (the
+    simulator a task file gets by default, :func:`~clarisql.envs.simulators.resolve_simulator`,
+    one reply per gold label), names a table or column by its identifier (``BillingState``,
+    ``first_name``, ``Total`` mid-sentence), says a name that cannot be put in words ("the
+    g") or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside the value it reveals
+    (:func:`reply_sql_speak`);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -118,11 +125,20 @@ FLAWS = (
     "own-id-list",
     "swap-group-unnamed",
     "swap-of-group-value",
+    "reply-sql-speak",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
 _RAW = re.compile(r"[A-Za-z]+_[A-Za-z0-9_]+|[a-z]+[A-Z][A-Za-z]*|[A-Za-z]+\d+[A-Za-z]*")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+#: SQL a user does not say: keywords and aggregate names in capitals, a function call, an
+#: operator
+_SQL_WORDS = re.compile(
+    r"\b(?:SELECT|FROM|WHERE|GROUP BY|ORDER BY|HAVING|DISTINCT|COUNT|AVG|SUM|MIN|MAX|LIMIT|"
+    r"JOIN|LIKE|IS NULL|NOT NULL)\b|\b(?i:count|avg|sum|min|max|round|cast|strftime)\s*\(|[=<>]"
+)
+#: where a capital letter only starts a sentence
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\(\s*)$")
 #: what separates the members of a credit or list value ("A/B/C", "A, B & C", "A; B")
 _LIST_SEP = re.compile(r"\s*(?:/|,|&|;|\|)\s*")
 #: languages a schema's words are compared against English in (wordfreq's codes)
@@ -241,6 +257,10 @@ class Auditor:
             if _RAW.fullmatch(n)
         }
         self.unspeakable = {c.name for t in lake.tables for c in t.columns if not speakable(c.name)}
+        self.identifiers = schema_identifiers(
+            n for t in lake.tables for n in (t.name, *(c.name for c in t.columns))
+        )
+        self.simulator = _suite_simulator()
         self._lists: dict[tuple[str, str], bool] = {}
         self._derived: set[tuple[str, str]] | None = None
         self._refs: list | None = None
@@ -292,6 +312,8 @@ class Auditor:
             self._listing(task, tree, report)
             self._own_ids(task, tree, report)
         self._raw_tokens(task, report)
+        if task.underspecs:
+            self._reply_words(task, report)
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
@@ -498,6 +520,29 @@ class Auditor:
                 if re.search(rf"\bthe {re.escape(form)}\b", text, re.I):
                     report.add("raw-column-token", task, name)
                     return
+
+    def _reply_words(self, task: Task, report: AuditReport) -> None:
+        render = getattr(self.simulator, "render", None)
+        if render is None:
+            return
+        for u in task.underspecs:
+            text = render(u, task)
+            # the value it reveals (and the words the user wrote) are data, not names
+            said = () if u.label.kind == "intent" else (str(u.value), u.label.content)
+            why = reply_sql_speak(text, self.identifiers, said)
+            if why is None:  # a name no words can say ("The g I mean is 3.")
+                rest = sql_speak_text(text, said)
+                why = next(
+                    (
+                        f"unspeakable name {name!r}"
+                        for name in sorted(self.unspeakable)
+                        if re.search(rf"\bthe {re.escape(in_words(name))}\b", rest, re.I)
+                    ),
+                    None,
+                )
+            if why is not None:
+                report.add("reply-sql-speak", task, f"{why} in the reply {text!r}")
+                return
 
     def _unanswerable(self, task: Task, report: AuditReport) -> None:
         from clarisql.envs.synth.layers.unanswerable import absent
@@ -821,6 +866,57 @@ def foreign_words(words: Any, gap: float = 1.5, floor: float = 3.0) -> set[str]:
     return out
 
 
+def schema_identifiers(names: Any) -> set[str]:
+    """The names a user would not write as they stand: each table or column name that its
+    words (:func:`~.names.in_words`) spell otherwise (``BillingState``, ``first_name``,
+    ``Total``, ``Milliseconds``), at least two characters long."""
+    return {n for n in names if len(n) >= 2 and in_words(n) != n}
+
+
+def reply_sql_speak(text: str, identifiers: Any, said: Sequence[str] = ()) -> str | None:
+    """Why ``text`` (a reply) reads as SQL, or ``None``: an identifier of ``identifiers`` as
+    a whole word (case-sensitive; a capitalised plain word at a sentence start is a word), or
+    SQL (:data:`_SQL_WORDS`: ``AVG``, ``COUNT(``, ``=``). The ``said`` strings (the value
+    revealed, the words the user wrote) are taken out first: they are data."""
+    text = sql_speak_text(text, said)
+    m = _SQL_WORDS.search(text)
+    if m:
+        return f"SQL {m.group(0).strip()!r}"
+    for name in sorted(identifiers, key=len, reverse=True):
+        for hit in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+            plain = in_words(name).capitalize() == name  # ("Total" is a word at a start)
+            if plain and _SENTENCE_START.search(text[: hit.start()]):
+                continue
+            return f"identifier {name!r}"
+    return None
+
+
+def sql_speak_text(text: str, said: Sequence[str] = ()) -> str:
+    """``text`` without the ``said`` strings (whole words only, longest first)."""
+    for s in sorted({x for x in said if x and x.strip()}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(s)}(?!\w)", " ", text)
+    return text
+
+
+def _suite_simulator() -> Any:
+    """The user simulator a task file is played with when nothing else is asked for."""
+    from clarisql.envs.simulators import make_simulator, resolve_simulator
+
+    spec, kwargs = resolve_simulator(None, None, {})
+    return make_simulator(spec, **kwargs)
+
+
+def label_replies(task: Task) -> list[str]:
+    """Each gold label of ``task`` and the reply that earns it, as the suite is played
+    (``asked about Missing [] BillingState: The billing state I mean is WA.``)."""
+    render = getattr(_suite_simulator(), "render", None)
+    return [
+        f"asked about {u.label.kind} [{u.label.content}] {u.label.slot}: "
+        + (render(u, task) if render is not None else str(u.value))
+        for u in task.underspecs
+    ]
+
+
 def audit_tasks(
     tasks: Sequence[Task],
     lake: LakeProfile,
@@ -911,6 +1007,9 @@ __all__ = [
     "Auditor",
     "audit_folder",
     "audit_tasks",
+    "label_replies",
     "review_sheet",
+    "schema_identifiers",
+    "reply_sql_speak",
     "stratified",
 ]

@@ -95,12 +95,11 @@ def _audit(result: object, n: int, seed: int) -> str:
 
 
 def _replies(task: object) -> list[str]:
-    """What the simulator reveals for each gold label (the label-exact reply of the Fixed
-    simulator), and the instruction a write task's user follows."""
-    out = [
-        f"asked about {u.label.kind} [{u.label.content}] {u.label.slot}: {u.value}"
-        for u in task.underspecs  # type: ignore[attr-defined]
-    ]
+    """What the simulator replies to each gold label (the label-exact reply of the Fixed
+    simulator, as the suite is played), and the instruction a write task's user follows."""
+    from clarisql.envs.synth.audit import label_replies
+
+    out = label_replies(task)  # type: ignore[arg-type]
     if getattr(task, "instruction", None):
         out.append(f"instruction: {task.instruction}")  # type: ignore[attr-defined]
     return out

@@ -33,7 +33,7 @@ from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
-from clarisql.envs.synth.phrasing import agg_words, rows_noun, wording_flaw
+from clarisql.envs.synth.phrasing import agg_words, wording_flaw
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import (
     ColumnProfile,
@@ -235,16 +235,16 @@ class Agg:
         """The explicit request words: ``the average unit price`` / ``the number of``."""
         if self.measure is None or self.agg == "count":
             return "the number of"
-        from clarisql.envs.synth.phrasing import agg_words
-
         return agg_words(self.agg, human(self.measure.name))
 
     def reveal(self) -> str:
-        """What the user says when asked what they want (SELECT intent)."""
-        rows = rows_noun(human(self.table))
+        """What the user says when asked what they want (SELECT intent), in the words the
+        questions use (:meth:`ask`): ``I want the average unit price.``, ``I just want to know
+        how many there are.``. Never a column's identifier or a SQL function's name, and no
+        table name either: a family's table is a scope the reply must not give away."""
         if self.measure is None or self.agg == "count":
-            return f"I want to know how many {rows} there are."
-        return f"I want {agg_words(self.agg, human(self.measure.name))} of the {rows}."
+            return "I just want to know how many there are."
+        return f"I want {self.ask()}."
 
     def with_filter(self, col: str, value: Any, expr: str | None = None) -> Agg:
         f = (expr or qi(col), value, col)
@@ -418,6 +418,9 @@ class Made:
 
     def task(self, lake: LakeProfile, task_id: str) -> Task:
         meta = dict(self.meta)
+        said = slot_words(self.underspecs)
+        if said:
+            meta["slot_words"] = said
         writable = bool(self.gold_actions)
         if writable:
             meta["naive_actions"] = list(self.naive_actions or self.gold_actions)
@@ -438,6 +441,22 @@ class Made:
             instruction=self.instruction,
             metadata=meta,
         )
+
+
+def slot_words(underspecs: Iterable[Underspec]) -> dict[str, str]:
+    """``{slot: words}`` for each labelled slot that the questions say in other words than its
+    identifier (:func:`human`, with the data dictionary's names while synthesizing:
+    ``BillingState`` -> ``billing state``). The simulator's replies say the slot so
+    (``metadata["slot_words"]``, :meth:`~clarisql.envs.simulators.fixed.FixedSimulator.slot_words`);
+    a slot already in words (``year``) is left out."""
+    out: dict[str, str] = {}
+    for u in underspecs:
+        slot = u.label.slot
+        if u.label.kind != "intent" and slot.strip() and slot not in out:
+            words = human(slot)
+            if words and words != slot:
+                out[slot] = words
+    return out
 
 
 def state_tolerances(tasks: Iterable[Task], v: Verifier) -> None:
@@ -546,6 +565,7 @@ __all__ = [
     "scope_values",
     "scopes",
     "show",
+    "slot_words",
     "spread",
     "top_up",
     "sql_lit",
