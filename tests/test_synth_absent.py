@@ -131,3 +131,24 @@ def test_column_surface_asks_another_table_s_column_the_subject_could_have(gen) 
         other = lake.table(m.meta["resembles"].split(".")[0])
         assert g.fits(lake.table(m.meta["tables"][0]), other, m.meta["requested"])
     assert ("customer", "salary") not in asked and ("customer", "hire date") not in asked
+
+
+def test_a_job_s_questions_are_asked_only_of_workers(gen) -> None:
+    _, g = gen
+    made = [m for m in (g.out_of_domain() for _ in range(300)) if m is not None]
+    about = {m.meta["about"] for m in made}
+    assert {"customer", "employee"} <= about
+    for m in made:
+        job = "typical day" in m.utterance or "become a better" in m.utterance
+        assert not job or m.meta["about"] == "employee", m.utterance
+
+
+def test_twins_say_an_attribute_without_the_record_s_own_noun(gen) -> None:
+    lake, g = gen
+    product = lake.table("product")
+    twins = [
+        m.meta["twin"]["utterance"]
+        for m in (g.attr_task("column-related", product, "shelf life", {}) for _ in range(20))
+        if m is not None and "twin" in m.meta
+    ]
+    assert twins and all("product price" not in u and " price" in u for u in twins), twins

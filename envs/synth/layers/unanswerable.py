@@ -63,6 +63,7 @@ from clarisql.envs.synth.names import (
     ABBREVIATIONS,
     CUE_ATTRIBUTES,
     PERSONAL_ATTRIBUTES,
+    WORKER_CUES,
     WORLD_ATTRIBUTES,
     attributes_of,
     entity_cue,
@@ -77,10 +78,12 @@ from clarisql.envs.synth.phrasing import (
     ATTR_WHERE,
     agg_words,
     article,
+    attr_words,
     frame,
     key_words,
     plural,
     quote,
+    row_noun,
     singular,
 )
 from clarisql.envs.synth.profile import present_sql
@@ -141,10 +144,8 @@ GROUP_SHARE = 0.05
 _OOD: dict[str, tuple[str, ...]] = {
     "person": (
         "What makes a good {ent}?",
-        "How do I become a better {ent}?",
         "What do {ents} usually worry about?",
         "How should I talk to an unhappy {ent}?",
-        "What is a typical day like for {a_ent}?",
     ),
     "place": (
         "What is the best time of year to visit {a_ent}?",
@@ -197,6 +198,12 @@ _OOD: dict[str, tuple[str, ...]] = {
     ),
 }
 #: opinions about one of the table's own records (a creative work, a product, a place)
+#: what only people who do a job are asked about (no "typical day" of a customer)
+_OOD_WORKER = (
+    "How do I become a better {ent}?",
+    "What is a typical day like for {a_ent}?",
+)
+
 _OOD_OPINION = (
     "Would I enjoy {v}?",
     "Is {v} worth my time?",
@@ -536,7 +543,7 @@ class _UnansGen:
                     c = min(others, key=lambda x: (used((t.name, x.name), 0), t.columns.index(x)))
                 self._twinned[(t.name, c.name)] = self._twinned.get((t.name, c.name), 0) + 1
                 twin = {
-                    "utterance": tidy(tpl.format(attr=human(c.name), **slots)),
+                    "utterance": tidy(tpl.format(attr=attr_words(human(c.name), _row(t)), **slots)),
                     "gold_sql": f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {cond}",
                     "columns": [f"{t.name}.{c.name}", *cols],
                 }
@@ -547,7 +554,7 @@ class _UnansGen:
             cond = f"{qi(d.name)} = {sql_lit(v)}"
             cols = [f"{t.name}.{d.name}"]
             twin = {  # the name column: a listed answer that names its rows
-                "utterance": tidy(tpl.format(attr=human(lab.name), **slots)),
+                "utterance": tidy(tpl.format(attr=attr_words(human(lab.name), _row(t)), **slots)),
                 "gold_sql": f"SELECT {qi(lab.name)} FROM {qi(t.name)} WHERE {cond}",
                 "columns": [f"{t.name}.{lab.name}", *cols],
             }
@@ -600,7 +607,11 @@ class _UnansGen:
         )
         picks = {(b.name, c.name): (b, c) for b, c in near + others if human(c.name) in low}
         b, c = rng.choice(list(picks.values()))
-        attr = human(c.name)
+        attr = attr_words(human(c.name), _row(b))  # (b's "customer phone" is a "phone")
+        if attr != human(c.name):
+            near_t = [x for x in self.lake.tables if x.name in self.reachable(t)]
+            if not absent(attr, near_t):
+                return None  # (t has a phone of its own)
         got = self.attr_task(K_SURFACE, t, attr, {"resembles": f"{b.name}.{c.name}"})
         if got is not None:
             self._asked[attr] = self._asked.get(attr, 0) + 1
@@ -844,7 +855,10 @@ class _UnansGen:
             cue = t.name + " " + " ".join(x.name for x in t.columns if not id_like_name(x.name))
             pool = _NONSQL_TEXT + (_NONSQL_PERSON if _PEOPLE.search(cue) else ())
             text = rng.choice(pool).format(
-                c=human(c.name), subj=_row(t), key=_key(subj[0], t), v=_q(subj[1])
+                c=attr_words(human(c.name), _row(t)),
+                subj=_row(t),
+                key=_key(subj[0], t),
+                v=_q(subj[1]),
             )
             naive = f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{c.name}", f"{t.name}.{subj[0].name}"]
@@ -878,8 +892,10 @@ class _UnansGen:
         ent = self.entity_noun(t)
         if ent is None:
             return None
-        kind = self.kind_of(t)
+        kind, cue = self.cue_of(t)
         frames = _OOD.get(kind, ()) + _OOD["*"] * (kind in ("product", "work"))
+        if kind == "person" and cue is not None and singular(cue) in WORKER_CUES:
+            frames += _OOD_WORKER
         subj = self.subject(t, titled=True) if kind in ("product", "work") else None
         meta: dict[str, Any] = {"about": ent}
         if subj is not None and isinstance(subj[1], str) and rng.random() < 0.3:
@@ -902,8 +918,9 @@ def _nearness(attr: str, c: ColumnProfile, t: TableProfile) -> tuple[int, float,
 
 
 def _row(t: TableProfile) -> str:
-    """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``."""
-    return singular(human(t.name))
+    """``invoice_items`` -> ``invoice item``, ``addresses`` -> ``address``, ``inventory`` ->
+    ``inventory item`` (:func:`~clarisql.envs.synth.phrasing.row_noun`)."""
+    return row_noun(human(t.name))
 
 
 def _key(c: ColumnProfile, t: TableProfile) -> str:
