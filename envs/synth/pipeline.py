@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import sys
 import threading
 import time
 from collections import Counter
@@ -43,6 +44,7 @@ from typing import Any
 
 import apsw
 
+from clarisql.envs.sandbox.database import get_image
 from clarisql.envs.synth.answerable import DraftReport, make_drafts
 from clarisql.envs.synth.config import (
     CARD_FILE,
@@ -233,16 +235,28 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
     runs = _LayerRuns(config, lake, v, wanted, timings, reviewed=client is not None)
     pending = _PendingDrafts()
+    # with worker threads, the offline drafting and the layers that need no drafts run in
+    # forked processes where that is safe (forked before any thread starts: see _Forked)
+    child = _Forked.start(v, _offline_drafts, config, lake, v, pool) if client is None else None
     try:
-        runs.start(DRAFT_FREE_LAYERS, [])
+        runs.start(DRAFT_FREE_LAYERS, [], fork=client is None)
         if runs.pool is not None:  # the clarify layer's recipes run beside the drafting
             runs.start(("clarify",), pending)
-        drafts = _drafts(config, lake, v, pool, report, client, notes)
+        got = child.result() if child is not None else None
+        if got is not None:
+            (drafts, child_report), results = got
+            vars(report).update(vars(child_report))
+            v.remember(results)
+        else:  # (no process, or it failed: the same drafts, made here)
+            drafts = _drafts(config, lake, v, pool, report, client, notes)
     except BaseException:
         pending.give([])  # (a layer waiting for the drafts finishes, so the pool can close)
         runs.close()
         v.close()
         raise
+    finally:
+        if child is not None:
+            child.close()
     pending.give(drafts)
     timings["drafts"] = time.perf_counter() - t
 
@@ -384,6 +398,96 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
+#: Modules whose native threads or device state do not survive a fork once loaded.
+_NO_FORK_MODULES = ("torch", "tensorflow", "jax", "vllm")
+
+
+def _fork_safe() -> bool:
+    """Whether this process may fork a drafting child: Linux, no thread but this one (the
+    sandbox's watchdog excepted: a forked child starts its own), no native thread pools."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return False
+    if any(m in sys.modules for m in _NO_FORK_MODULES):
+        return False
+    me = threading.current_thread()
+    return all(t is me or t.name == "clarisql-sql-watchdog" for t in threading.enumerate())
+
+
+class _Forked:
+    """``fn(*args)`` in a forked child process (:func:`_fork_safe`), for work that would
+    otherwise share this process's GIL with the layers' threads (the drafting and the layers are
+    mostly Python, and a thread that returns from SQLite waits for the GIL).
+
+    The child inherits the lake, the descriptions and the options as they are at the fork, runs
+    ``fn`` with its own SQLite connections (a verifier's pooled connections stay the parent's),
+    and sends back the result and its verifier's cached results
+    (:meth:`~.verify.Verifier.remember`: later stages re-run the drafts' and layers' queries).
+    A result does not depend on the process that computed it (each stage draws from its own
+    rng; a statement's answer depends on the database only), so the suite is byte-identical;
+    where forking is unsafe, with one worker, or if the child fails (:meth:`result` gives
+    ``None``), the caller runs ``fn`` in this process instead.
+    """
+
+    def __init__(self, proc: Any, conn: Any):
+        self.proc, self.conn = proc, conn
+
+    @classmethod
+    def start(cls, v: Verifier, fn: Callable[..., Any], *args: Any) -> _Forked | None:
+        if v.workers < 2 or not _fork_safe():
+            return None
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork")
+        mine, theirs = ctx.Pipe(duplex=False)
+        for stream in (sys.stdout, sys.stderr):  # (the child must not print this buffer too)
+            stream.flush()
+        proc = ctx.Process(target=_forked_call, args=(theirs, v, fn, args), name="synth-fork")
+        try:
+            proc.start()
+        except OSError:
+            mine.close()
+            return None
+        finally:
+            theirs.close()
+        return cls(proc, mine)
+
+    def result(self) -> tuple[Any, dict] | None:
+        """``(fn's result, the child verifier's results)``; ``None`` if the child failed."""
+        try:
+            got = self.conn.recv()
+        except (EOFError, OSError):
+            got = None
+        self.close()
+        return (got[1], got[2]) if got is not None and got[0] == "ok" else None
+
+    def close(self) -> None:
+        self.conn.close()
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+
+
+def _forked_call(conn: Any, v: Verifier, fn: Callable[..., Any], args: tuple) -> None:
+    """In a forked child (:class:`_Forked`): ``fn(*args)`` and ``v``'s results, to the parent."""
+    try:
+        v.image = get_image(v.db_path)  # (the parent's pooled connections stay the parent's)
+        got = fn(*args)
+        conn.send(("ok", got, v.results()))
+    except BaseException as e:  # (the parent runs fn itself)
+        conn.send(("failed", f"{type(e).__name__}: {e}"))
+    finally:
+        v.close()
+        conn.close()
+
+
+def _offline_drafts(
+    config: SynthConfig, lake: LakeProfile, v: Verifier, n: int
+) -> tuple[list[Draft], DraftReport]:
+    """The offline drafts and their report, as :func:`_drafts` makes them without an LLM."""
+    report = DraftReport()
+    return make_drafts(lake, v, random.Random(f"{config.seed}:drafts"), n, report), report
+
+
 class _PendingDrafts(Sequence):
     """The verified drafts before they exist: a layer started beside the drafting reads them
     only when it needs them, and waits until :meth:`give` hands over the whole list (so what
@@ -427,6 +531,14 @@ def _run_layer(
     return got
 
 
+def _timed(*args: Any) -> tuple[list[Task], float]:
+    """:func:`_run_layer`'s tasks and time (``args`` without ``timings``; in a forked child,
+    :class:`_Forked`)."""
+    timings: dict[str, float] = {}
+    got = _run_layer(*args, timings)
+    return got, timings[args[5]]
+
+
 def spare(n: int) -> int:
     """Candidates asked of a layer for ``n`` tasks when the LLM reviewer may drop some."""
     return n + n // 4 + 4 if n > 0 else 0
@@ -464,6 +576,7 @@ class _LayerRuns:
         self.shortfalls: dict[str, str] = {}
         self.done: dict[str, list[Task]] = {}
         self.futures: dict[str, Any] = {}
+        self.forked: dict[str, tuple[_Forked, Callable[[], list[Task]]]] = {}
         self.pool = (
             ThreadPoolExecutor(len(self.NAMES), thread_name_prefix="synth-layer")
             if v.workers > 1
@@ -473,7 +586,9 @@ class _LayerRuns:
             if wanted[name] > 0 and self.layers[name] is not None:
                 timings[name] = 0.0
 
-    def start(self, names: tuple[str, ...], drafts: list[Draft]) -> None:
+    def start(self, names: tuple[str, ...], drafts: list[Draft], fork: bool = False) -> None:
+        """Start the layers ``names``; with ``fork``, each in a forked process where that is
+        safe (:class:`_Forked`; call it before any thread of this process starts)."""
         for name in names:
             fn, n = self.layers[name], self.wanted[name]
             if self.reviewed:
@@ -481,16 +596,24 @@ class _LayerRuns:
             if n > 0 and fn is None:
                 self.shortfalls[name] = "this layer is not available in this build"
             elif n > 0:
-                run = partial(
-                    _run_layer, fn, self.lake, drafts, self.v, self.config.seed, name, n,
-                    self.timings,
-                )  # fmt: skip
-                if self.pool is not None:
+                args = (fn, self.lake, drafts, self.v, self.config.seed, name, n)
+                run = partial(_run_layer, *args, self.timings)
+                child = _Forked.start(self.v, _timed, *args) if fork else None
+                if child is not None:
+                    self.forked[name] = (child, run)
+                elif self.pool is not None:
                     self.futures[name] = self.pool.submit(run)
                 else:
                     self.done[name] = run()
 
     def results(self) -> tuple[dict[str, list[Task]], dict[str, str]]:
+        for name, (child, run) in self.forked.items():
+            got = child.result()
+            if got is None:  # (the child failed: the same tasks, made here)
+                self.done[name] = run()
+                continue
+            (self.done[name], self.timings[name]), results = got
+            self.v.remember(results)
         for name, f in self.futures.items():
             self.done[name] = f.result()
         self.close()
@@ -515,6 +638,8 @@ class _LayerRuns:
         return got
 
     def close(self) -> None:
+        for child, _ in self.forked.values():
+            child.close()
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
