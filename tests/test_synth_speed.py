@@ -119,10 +119,10 @@ def test_profile_on_threads_equals_one_thread(tmp_path: Path) -> None:
 #: prints how many stages ran in forked children: ``fork`` as is, ``no-fork`` with forking
 #: refused, ``child-fails`` with every forked stage failing (the parent makes it again)
 _FORK_RUN = """
-import os, sys
+import sys
 from pathlib import Path
-from clarisql.envs.synth import pipeline as P
-parent, started = os.getpid(), []
+from clarisql.envs.synth import forked as F, pipeline as P
+started = []
 start = P._Forked.start.__func__
 def counted(cls, *args):
     got = start(cls, *args)
@@ -131,14 +131,11 @@ def counted(cls, *args):
 P._Forked.start = classmethod(counted)
 mode = sys.argv[3]
 if mode == "no-fork":
-    P._fork_safe = lambda: False
+    F.fork_safe = lambda: False
 if mode == "child-fails":
-    call = P._forked_call
-    def failing(conn, v, fn, args):
-        def boom(*a):
-            raise RuntimeError("child failed")
-        call(conn, v, boom, args)
-    P._forked_call = failing
+    def failing(v, fn, args):
+        raise RuntimeError("child failed")
+    P._with_verifier = failing
 cfg = P.SynthConfig(sources=[Path(sys.argv[1])], out=Path(sys.argv[2]), tasks=70, seed=5)
 cfg.workers = 2
 P.synthesize(cfg)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import sys
 import threading
 import time
 from collections import Counter
@@ -56,6 +55,7 @@ from clarisql.envs.synth.config import (
 )
 from clarisql.envs.synth.describe import dictionary_text, found_descriptions, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
+from clarisql.envs.synth.forked import Forked
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.common import state_tolerances
 from clarisql.envs.synth.layers.freetext import freetext_tasks
@@ -201,7 +201,7 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         from clarisql.envs.synth.llm import connect
 
         client = connect(config)
-    db_path = ingest(config.sources, out)
+    db_path = ingest(config.sources, out, workers=_workers(config))
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
     # ``EntStageName`` of ``Entertainers`` is asked as "stage name" (the dictionary, if any,
@@ -398,86 +398,46 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
-#: Modules whose native threads or device state do not survive a fork once loaded.
-_NO_FORK_MODULES = ("torch", "tensorflow", "jax", "vllm")
-
-
-def _fork_safe() -> bool:
-    """Whether this process may fork a drafting child: Linux, no thread but this one (the
-    sandbox's watchdog excepted: a forked child starts its own), no native thread pools."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
-    if any(m in sys.modules for m in _NO_FORK_MODULES):
-        return False
-    me = threading.current_thread()
-    return all(t is me or t.name == "clarisql-sql-watchdog" for t in threading.enumerate())
-
-
 class _Forked:
-    """``fn(*args)`` in a forked child process (:func:`_fork_safe`), for work that would
-    otherwise share this process's GIL with the layers' threads (the drafting and the layers are
-    mostly Python, and a thread that returns from SQLite waits for the GIL).
+    """A stage (the offline drafting, a layer that needs no drafts) in a forked child
+    (:class:`~.forked.Forked`), beside the layers' threads of this process.
 
     The child inherits the lake, the descriptions and the options as they are at the fork, runs
-    ``fn`` with its own SQLite connections (a verifier's pooled connections stay the parent's),
-    and sends back the result and its verifier's cached results
+    the stage with its own SQLite connections (a verifier's pooled connections stay the
+    parent's), and sends back the result and its verifier's cached results
     (:meth:`~.verify.Verifier.remember`: later stages re-run the drafts' and layers' queries).
     A result does not depend on the process that computed it (each stage draws from its own
     rng; a statement's answer depends on the database only), so the suite is byte-identical;
     where forking is unsafe, with one worker, or if the child fails (:meth:`result` gives
-    ``None``), the caller runs ``fn`` in this process instead.
+    ``None``), the caller runs the stage in this process instead.
     """
 
-    def __init__(self, proc: Any, conn: Any):
-        self.proc, self.conn = proc, conn
+    def __init__(self, child: Forked):
+        self.child = child
 
     @classmethod
     def start(cls, v: Verifier, fn: Callable[..., Any], *args: Any) -> _Forked | None:
-        if v.workers < 2 or not _fork_safe():
+        if v.workers < 2:
             return None
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork")
-        mine, theirs = ctx.Pipe(duplex=False)
-        for stream in (sys.stdout, sys.stderr):  # (the child must not print this buffer too)
-            stream.flush()
-        proc = ctx.Process(target=_forked_call, args=(theirs, v, fn, args), name="synth-fork")
-        try:
-            proc.start()
-        except OSError:
-            mine.close()
-            return None
-        finally:
-            theirs.close()
-        return cls(proc, mine)
+        child = Forked.start(_with_verifier, v, fn, args)
+        return cls(child) if child is not None else None
 
     def result(self) -> tuple[Any, dict] | None:
         """``(fn's result, the child verifier's results)``; ``None`` if the child failed."""
-        try:
-            got = self.conn.recv()
-        except (EOFError, OSError):
-            got = None
-        self.close()
-        return (got[1], got[2]) if got is not None and got[0] == "ok" else None
+        got = self.child.result()
+        return got[0] if got is not None else None
 
     def close(self) -> None:
-        self.conn.close()
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join()
+        self.child.close()
 
 
-def _forked_call(conn: Any, v: Verifier, fn: Callable[..., Any], args: tuple) -> None:
-    """In a forked child (:class:`_Forked`): ``fn(*args)`` and ``v``'s results, to the parent."""
+def _with_verifier(v: Verifier, fn: Callable[..., Any], args: tuple) -> tuple[Any, dict]:
+    """In a forked child (:class:`_Forked`): ``fn(*args)`` and ``v``'s cached results."""
+    v.image = get_image(v.db_path)  # (the parent's pooled connections stay the parent's)
     try:
-        v.image = get_image(v.db_path)  # (the parent's pooled connections stay the parent's)
-        got = fn(*args)
-        conn.send(("ok", got, v.results()))
-    except BaseException as e:  # (the parent runs fn itself)
-        conn.send(("failed", f"{type(e).__name__}: {e}"))
+        return fn(*args), v.results()
     finally:
         v.close()
-        conn.close()
 
 
 def _offline_drafts(
