@@ -133,7 +133,7 @@ mode = sys.argv[3]
 if mode == "no-fork":
     F.fork_safe = lambda: False
 if mode == "child-fails":
-    def failing(v, fn, args):
+    def failing(v, fn, args, nice=0):
         raise RuntimeError("child failed")
     P._with_verifier = failing
 cfg = P.SynthConfig(sources=[Path(sys.argv[1])], out=Path(sys.argv[2]), tasks=70, seed=5)

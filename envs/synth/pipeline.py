@@ -416,10 +416,13 @@ class _Forked:
         self.child = child
 
     @classmethod
-    def start(cls, v: Verifier, fn: Callable[..., Any], *args: Any) -> _Forked | None:
+    def start(
+        cls, v: Verifier, fn: Callable[..., Any], *args: Any, nice: int = 0
+    ) -> _Forked | None:
+        """The child running ``fn(*args)``, ``nice`` steps below this process's priority."""
         if v.workers < 2:
             return None
-        child = Forked.start(_with_verifier, v, fn, args)
+        child = Forked.start(_with_verifier, v, fn, args, nice)
         return cls(child) if child is not None else None
 
     def result(self) -> tuple[Any, dict] | None:
@@ -431,8 +434,15 @@ class _Forked:
         self.child.close()
 
 
-def _with_verifier(v: Verifier, fn: Callable[..., Any], args: tuple) -> tuple[Any, dict]:
+def _with_verifier(
+    v: Verifier, fn: Callable[..., Any], args: tuple, nice: int = 0
+) -> tuple[Any, dict]:
     """In a forked child (:class:`_Forked`): ``fn(*args)`` and ``v``'s cached results."""
+    if nice:  # (before any thread of the child starts: they inherit it)
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
     v.image = get_image(v.db_path)  # (the parent's pooled connections stay the parent's)
     try:
         return fn(*args), v.results()
@@ -507,6 +517,11 @@ def spare(n: int) -> int:
 #: How many times a layer is asked for twice as many candidates when the LLM reviewer dropped
 #: more of its tasks than the spares cover.
 REFILLS = 2
+#: Priority steps below the pipeline's at which the layers that take no drafts run when forked:
+#: the drafting is the longest chain (the clarify layer and the suite wait for it), so where the
+#: cores are short it gets them first, and these layers take what is left (their results are
+#: needed only at the end). Priorities move time only, never a result.
+LAYER_NICE = 5
 #: Layers that take no drafts (they accept the argument for the shared signature): with worker
 #: threads they start beside the drafting, and so does the clarify layer, which reads the drafts
 #: (:class:`_PendingDrafts`) only after its recipes.
@@ -558,7 +573,7 @@ class _LayerRuns:
             elif n > 0:
                 args = (fn, self.lake, drafts, self.v, self.config.seed, name, n)
                 run = partial(_run_layer, *args, self.timings)
-                child = _Forked.start(self.v, _timed, *args) if fork else None
+                child = _Forked.start(self.v, _timed, *args, nice=LAYER_NICE) if fork else None
                 if child is not None:
                     self.forked[name] = (child, run)
                 elif self.pool is not None:
