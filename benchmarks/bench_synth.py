@@ -18,6 +18,9 @@ mean something only beside each other).
 
 Verification runs on the machine's cores (``SynthConfig.workers``); ``--one-worker-too`` runs the
 suite a second time on one thread, for the speed ratio and to show the output is identical.
+With more than one worker the drafting and the unanswerable and write layers run in forked
+processes where that is safe (docs/synth.md, "Speed: forked stages"): ``synth_cpu_s`` is this
+process's CPU time and ``forked_cpu_s`` the children's.
 
 Where the time goes (the clarify layer's name readings): each name column is read once into
 an in-memory value index (``envs/synth/value_index.py``) that answers ``reach_sql`` exactly, and
