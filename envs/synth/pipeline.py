@@ -14,6 +14,9 @@ Contract
 - Deterministic: each stage draws from its own ``random.Random(f"{seed}:{stage}")``; nothing
   time- or machine-dependent enters ``tasks.jsonl`` (timings go to SUITE.md), so the same
   SOURCEs, seed and options give a byte-identical file offline.
+- Parallel: with more than one worker, the offline drafting and the unanswerable and write
+  layers run in forked processes where forking is safe (:class:`_Forked`,
+  :mod:`~clarisql.envs.synth.forked`), beside the clarify layer; the same bytes.
 - Minimal pairs: up to half the well-specified share are the answerable twins
   (:mod:`~.layers.twins`) of the unanswerable column kinds and value-unclear reads chosen,
   taken in turn with drafted and free-text reads.
