@@ -172,3 +172,23 @@ def test_verifier_results_carry_to_another_verifier(tmp_path: Path) -> None:
     b.remember(a.results())
     assert [(b.rows(s), b.last_error) for s in sqls] == expected
     assert b.executed == 0  # answered from what the other verifier ran
+
+
+def test_no_fork_beside_another_thread_or_a_native_pool(monkeypatch) -> None:
+    import sys
+    import threading
+
+    from clarisql.envs.synth import forked
+
+    monkeypatch.setattr(forked.sys, "platform", "linux")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="someone-else")
+    other.start()
+    try:
+        assert not forked.fork_safe()  # (a lock it holds could be inherited half-held)
+        assert forked.Forked.start(print) is None and forked.fork_pool(2) is None
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setitem(sys.modules, "torch", sys.modules[__name__])
+    assert not forked.fork_safe()
