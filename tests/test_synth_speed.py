@@ -124,8 +124,8 @@ from pathlib import Path
 from clarisql.envs.synth import forked as F, pipeline as P
 started = []
 start = P._Forked.start.__func__
-def counted(cls, *args):
-    got = start(cls, *args)
+def counted(cls, *args, **kw):
+    got = start(cls, *args, **kw)
     started.append(got is not None)
     return got
 P._Forked.start = classmethod(counted)
