@@ -18,6 +18,9 @@ mean something only beside each other).
 
 Verification runs on the machine's cores (``SynthConfig.workers``); ``--one-worker-too`` runs the
 suite a second time on one thread, for the speed ratio and to show the output is identical.
+With more than one worker the drafting and the unanswerable and write layers run in forked
+processes where that is safe (docs/synth.md, "Speed: forked stages"): ``synth_cpu_s`` is this
+process's CPU time and ``forked_cpu_s`` the children's.
 
 Where the time goes (the clarify layer's name readings): each name column is read once into
 an in-memory value index (``envs/synth/value_index.py``) that answers ``reach_sql`` exactly, and
@@ -209,6 +212,12 @@ def make_lake(path: Path, n_tables: int, seed: int = 0) -> None:
     db.close()
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the forked drafting and layers)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -229,11 +238,12 @@ def bench_suite(
         size = sum(p.stat().st_size for p in folder.iterdir())
     gen_s = time.perf_counter() - t
     load_before = round(os.getloadavg()[0], 2)
-    t, c = time.perf_counter(), time.process_time()
+    t, c, kids = time.perf_counter(), time.process_time(), _children_cpu()
     res = synthesize(
         SynthConfig(sources=[folder], out=work / "suite", tasks=tasks, seed=0, workers=workers)
     )
     wall, cpu = time.perf_counter() - t, time.process_time() - c
+    kids = _children_cpu() - kids
     loaded = load_tasks(res.tasks_path)
     one: dict = {}
     if one_worker_too:  # the same suite with verification on one thread, for the ratio
@@ -252,6 +262,7 @@ def bench_suite(
         "tasks": len(loaded),
         "synth_wall_s": round(wall, 2),
         "synth_cpu_s": round(cpu, 2),
+        "forked_cpu_s": round(kids, 2),
         "cores": os.cpu_count(),
         "load_average_1min_before": load_before,
         "load_average_1min": round(os.getloadavg()[0], 2),

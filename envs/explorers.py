@@ -175,6 +175,9 @@ def containing(surface: str, values: Sequence[Any]) -> list[Any]:
     if not s:
         return []
     want = _words(s)
+    # (a value holding the surface's words holds its first word as a substring: the cheap
+    # test first, the word-by-word one only where it passes)
+    first = want[0] if want else None
     out = []
     for value in values:
         v = _fold(value if isinstance(value, str) else str(value))
@@ -182,7 +185,7 @@ def containing(surface: str, values: Sequence[Any]) -> list[Any]:
             continue
         if v.startswith(s):
             out.append(value)
-        elif want:
+        elif first is not None and first in v:
             have = iter(_words(v))
             if all(w in have for w in want):
                 out.append(value)

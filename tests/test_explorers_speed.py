@@ -286,3 +286,11 @@ def test_containing_is_contains_over_a_column(surface: str, values: list) -> Non
     from clarisql.envs.explorers import containing, contains
 
     assert containing(surface, values) == [v for v in values if contains(surface, v)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXT, st.lists(st.one_of(_TEXT, st.integers(-50, 500)), max_size=12))
+def test_containing_is_contains_on_each_value(surface: str, values: list) -> None:
+    from clarisql.envs.explorers import containing, contains
+
+    assert containing(surface, values) == [v for v in values if contains(surface, v)]

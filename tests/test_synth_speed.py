@@ -113,3 +113,82 @@ def test_profile_on_threads_equals_one_thread(tmp_path: Path) -> None:
     one = profile_lake(db)
     assert profile_lake(db, workers=3) == one
     assert [t.name for t in one.tables] == ["customers", "orders", "sales_2022", "sales_2023"]
+
+
+#: synthesizes in a fresh interpreter (no thread of the test run in it, so forking is safe) and
+#: prints how many stages ran in forked children: ``fork`` as is, ``no-fork`` with forking
+#: refused, ``child-fails`` with every forked stage failing (the parent makes it again)
+_FORK_RUN = """
+import sys
+from pathlib import Path
+from clarisql.envs.synth import forked as F, pipeline as P
+started = []
+start = P._Forked.start.__func__
+def counted(cls, *args, **kw):
+    got = start(cls, *args, **kw)
+    started.append(got is not None)
+    return got
+P._Forked.start = classmethod(counted)
+mode = sys.argv[3]
+if mode == "no-fork":
+    F.fork_safe = lambda: False
+if mode == "child-fails":
+    def failing(v, fn, args, nice=0):
+        raise RuntimeError("child failed")
+    P._with_verifier = failing
+cfg = P.SynthConfig(sources=[Path(sys.argv[1])], out=Path(sys.argv[2]), tasks=70, seed=5)
+cfg.workers = 2
+P.synthesize(cfg)
+print(sum(started))
+"""
+
+
+def test_forked_stages_give_the_suite_made_on_threads(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = write_lake(tmp_path / "csv", seed=2)
+    out = {}
+    for mode in ("fork", "no-fork", "child-fails"):
+        done = subprocess.run(
+            [sys.executable, "-c", _FORK_RUN, str(folder), str(tmp_path / mode), mode],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        out[mode] = (int(done.stdout.split()[-1]), (tmp_path / mode / "tasks.jsonl").read_bytes())
+    # the drafts, the unanswerable and the write layer ran in children (or were made again)
+    assert out["fork"][0] == 3 and out["child-fails"][0] == 3 and out["no-fork"][0] == 0
+    assert out["fork"][1] == out["no-fork"][1] == out["child-fails"][1]
+
+
+def test_verifier_results_carry_to_another_verifier(tmp_path: Path) -> None:
+    db = _lake_db(tmp_path / "r.sqlite")
+    a = Verifier(db, max_rows=50)
+    sqls = ["SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY k", "SELECT nope FROM t"]
+    expected = [(a.rows(s), a.last_error) for s in sqls]
+    b = Verifier(db, max_rows=50)
+    b.remember(a.results())
+    assert [(b.rows(s), b.last_error) for s in sqls] == expected
+    assert b.executed == 0  # answered from what the other verifier ran
+
+
+def test_no_fork_beside_another_thread_or_a_native_pool(monkeypatch) -> None:
+    import sys
+    import threading
+
+    from clarisql.envs.synth import forked
+
+    monkeypatch.setattr(forked.sys, "platform", "linux")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, name="someone-else")
+    other.start()
+    try:
+        assert not forked.fork_safe()  # (a lock it holds could be inherited half-held)
+        assert forked.Forked.start(print) is None and forked.fork_pool(2) is None
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setitem(sys.modules, "torch", sys.modules[__name__])
+    assert not forked.fork_safe()

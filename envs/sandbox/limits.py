@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
 import threading
 import time
 import weakref
@@ -270,6 +271,8 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+if hasattr(os, "register_at_fork"):  # a forked child has no watchdog thread: it starts its own
+    os.register_at_fork(after_in_child=WATCHDOG.__init__)
 
 
 class SliceGuard:

@@ -14,6 +14,9 @@ Contract
 - Deterministic: each stage draws from its own ``random.Random(f"{seed}:{stage}")``; nothing
   time- or machine-dependent enters ``tasks.jsonl`` (timings go to SUITE.md), so the same
   SOURCEs, seed and options give a byte-identical file offline.
+- Parallel: with more than one worker, the offline drafting and the unanswerable and write
+  layers run in forked processes where forking is safe (:class:`_Forked`,
+  :mod:`~clarisql.envs.synth.forked`), beside the clarify layer; the same bytes.
 - Minimal pairs: up to half the well-specified share are the answerable twins
   (:mod:`~.layers.twins`) of the unanswerable column kinds and value-unclear reads chosen,
   taken in turn with drafted and free-text reads.
@@ -43,6 +46,7 @@ from typing import Any
 
 import apsw
 
+from clarisql.envs.sandbox.database import get_image
 from clarisql.envs.synth.answerable import DraftReport, make_drafts
 from clarisql.envs.synth.config import (
     CARD_FILE,
@@ -54,6 +58,7 @@ from clarisql.envs.synth.config import (
 )
 from clarisql.envs.synth.describe import dictionary_text, found_descriptions, load_descriptions
 from clarisql.envs.synth.discover import DiscoveryStats, discover, index_lake
+from clarisql.envs.synth.forked import Forked
 from clarisql.envs.synth.ingest import ingest
 from clarisql.envs.synth.layers.common import state_tolerances
 from clarisql.envs.synth.layers.freetext import freetext_tasks
@@ -199,7 +204,7 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         from clarisql.envs.synth.llm import connect
 
         client = connect(config)
-    db_path = ingest(config.sources, out)
+    db_path = ingest(config.sources, out, workers=_workers(config))
     timings["ingest"] = time.perf_counter() - t0
     lake, stats, timings["profile"], timings["discover"] = _profile(config, db_path)
     # ``EntStageName`` of ``Entertainers`` is asked as "stage name" (the dictionary, if any,
@@ -233,16 +238,28 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     pool = wanted["well-specified"] + wanted["clarify"] // 3 + 20
     runs = _LayerRuns(config, lake, v, wanted, timings, reviewed=client is not None)
     pending = _PendingDrafts()
+    # with worker threads, the offline drafting and the layers that need no drafts run in
+    # forked processes where that is safe (forked before any thread starts: see _Forked)
+    child = _Forked.start(v, _offline_drafts, config, lake, v, pool) if client is None else None
     try:
-        runs.start(DRAFT_FREE_LAYERS, [])
+        runs.start(DRAFT_FREE_LAYERS, [], fork=client is None)
         if runs.pool is not None:  # the clarify layer's recipes run beside the drafting
             runs.start(("clarify",), pending)
-        drafts = _drafts(config, lake, v, pool, report, client, notes)
+        got = child.result() if child is not None else None
+        if got is not None:
+            (drafts, child_report), results = got
+            vars(report).update(vars(child_report))
+            v.remember(results)
+        else:  # (no process, or it failed: the same drafts, made here)
+            drafts = _drafts(config, lake, v, pool, report, client, notes)
     except BaseException:
         pending.give([])  # (a layer waiting for the drafts finishes, so the pool can close)
         runs.close()
         v.close()
         raise
+    finally:
+        if child is not None:
+            child.close()
     pending.give(drafts)
     timings["drafts"] = time.perf_counter() - t
 
@@ -384,6 +401,65 @@ def _drafts(
     return make_drafts(lake, v, rng, n, report)
 
 
+class _Forked:
+    """A stage (the offline drafting, a layer that needs no drafts) in a forked child
+    (:class:`~.forked.Forked`), beside the layers' threads of this process.
+
+    The child inherits the lake, the descriptions and the options as they are at the fork, runs
+    the stage with its own SQLite connections (a verifier's pooled connections stay the
+    parent's), and sends back the result and its verifier's cached results
+    (:meth:`~.verify.Verifier.remember`: later stages re-run the drafts' and layers' queries).
+    A result does not depend on the process that computed it (each stage draws from its own
+    rng; a statement's answer depends on the database only), so the suite is byte-identical;
+    where forking is unsafe, with one worker, or if the child fails (:meth:`result` gives
+    ``None``), the caller runs the stage in this process instead.
+    """
+
+    def __init__(self, child: Forked):
+        self.child = child
+
+    @classmethod
+    def start(
+        cls, v: Verifier, fn: Callable[..., Any], *args: Any, nice: int = 0
+    ) -> _Forked | None:
+        """The child running ``fn(*args)``, ``nice`` steps below this process's priority."""
+        if v.workers < 2:
+            return None
+        child = Forked.start(_with_verifier, v, fn, args, nice)
+        return cls(child) if child is not None else None
+
+    def result(self) -> tuple[Any, dict] | None:
+        """``(fn's result, the child verifier's results)``; ``None`` if the child failed."""
+        got = self.child.result()
+        return got[0] if got is not None else None
+
+    def close(self) -> None:
+        self.child.close()
+
+
+def _with_verifier(
+    v: Verifier, fn: Callable[..., Any], args: tuple, nice: int = 0
+) -> tuple[Any, dict]:
+    """In a forked child (:class:`_Forked`): ``fn(*args)`` and ``v``'s cached results."""
+    if nice:  # (before any thread of the child starts: they inherit it)
+        try:
+            os.nice(nice)
+        except OSError:
+            pass
+    v.image = get_image(v.db_path)  # (the parent's pooled connections stay the parent's)
+    # (no v.close(): it would wait for statements drawn ahead that nobody reads; the child
+    # exits once the result is sent, and the parent reaps it)
+    return fn(*args), v.results()
+
+
+def _offline_drafts(
+    config: SynthConfig, lake: LakeProfile, v: Verifier, n: int
+) -> tuple[list[Draft], DraftReport]:
+    """The offline drafts and their report, as :func:`_drafts` makes them without an LLM."""
+    report = DraftReport()
+    return make_drafts(lake, v, random.Random(f"{config.seed}:drafts"), n, report), report
+
+
 class _PendingDrafts(Sequence):
     """The verified drafts before they exist: a layer started beside the drafting reads them
     only when it needs them, and waits until :meth:`give` hands over the whole list (so what
@@ -427,6 +503,14 @@ def _run_layer(
     return got
 
 
+def _timed(*args: Any) -> tuple[list[Task], float]:
+    """:func:`_run_layer`'s tasks and time (``args`` without ``timings``; in a forked child,
+    :class:`_Forked`)."""
+    timings: dict[str, float] = {}
+    got = _run_layer(*args, timings)
+    return got, timings[args[5]]
+
+
 def spare(n: int) -> int:
     """Candidates asked of a layer for ``n`` tasks when the LLM reviewer may drop some."""
     return n + n // 4 + 4 if n > 0 else 0
@@ -435,6 +519,11 @@ def spare(n: int) -> int:
 #: How many times a layer is asked for twice as many candidates when the LLM reviewer dropped
 #: more of its tasks than the spares cover.
 REFILLS = 2
+#: Priority steps below the pipeline's at which the layers that take no drafts run when forked:
+#: the drafting is the longest chain (the clarify layer and the suite wait for it), so where the
+#: cores are short it gets them first, and these layers take what is left (their results are
+#: needed only at the end). Priorities move time only, never a result.
+LAYER_NICE = 5
 #: Layers that take no drafts (they accept the argument for the shared signature): with worker
 #: threads they start beside the drafting, and so does the clarify layer, which reads the drafts
 #: (:class:`_PendingDrafts`) only after its recipes.
@@ -464,6 +553,7 @@ class _LayerRuns:
         self.shortfalls: dict[str, str] = {}
         self.done: dict[str, list[Task]] = {}
         self.futures: dict[str, Any] = {}
+        self.forked: dict[str, tuple[_Forked, Callable[[], list[Task]]]] = {}
         self.pool = (
             ThreadPoolExecutor(len(self.NAMES), thread_name_prefix="synth-layer")
             if v.workers > 1
@@ -473,7 +563,9 @@ class _LayerRuns:
             if wanted[name] > 0 and self.layers[name] is not None:
                 timings[name] = 0.0
 
-    def start(self, names: tuple[str, ...], drafts: list[Draft]) -> None:
+    def start(self, names: tuple[str, ...], drafts: list[Draft], fork: bool = False) -> None:
+        """Start the layers ``names``; with ``fork``, each in a forked process where that is
+        safe (:class:`_Forked`; call it before any thread of this process starts)."""
         for name in names:
             fn, n = self.layers[name], self.wanted[name]
             if self.reviewed:
@@ -481,16 +573,24 @@ class _LayerRuns:
             if n > 0 and fn is None:
                 self.shortfalls[name] = "this layer is not available in this build"
             elif n > 0:
-                run = partial(
-                    _run_layer, fn, self.lake, drafts, self.v, self.config.seed, name, n,
-                    self.timings,
-                )  # fmt: skip
-                if self.pool is not None:
+                args = (fn, self.lake, drafts, self.v, self.config.seed, name, n)
+                run = partial(_run_layer, *args, self.timings)
+                child = _Forked.start(self.v, _timed, *args, nice=LAYER_NICE) if fork else None
+                if child is not None:
+                    self.forked[name] = (child, run)
+                elif self.pool is not None:
                     self.futures[name] = self.pool.submit(run)
                 else:
                     self.done[name] = run()
 
     def results(self) -> tuple[dict[str, list[Task]], dict[str, str]]:
+        for name, (child, run) in self.forked.items():
+            got = child.result()
+            if got is None:  # (the child failed: the same tasks, made here)
+                self.done[name] = run()
+                continue
+            (self.done[name], self.timings[name]), results = got
+            self.v.remember(results)
         for name, f in self.futures.items():
             self.done[name] = f.result()
         self.close()
@@ -515,6 +615,8 @@ class _LayerRuns:
         return got
 
     def close(self) -> None:
+        for child, _ in self.forked.values():
+            child.close()
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
 

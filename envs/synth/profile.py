@@ -30,16 +30,18 @@ Contract
 from __future__ import annotations
 
 import heapq
+import os
 import re
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from clarisql.envs.synth.forked import fork_pool
 from clarisql.envs.synth.types import ColumnProfile, LakeProfile, TableProfile, quote_ident
 
 MISSING_MARKERS = ("", "NA", "N/A", "NAN", "NULL", "NONE", "-", "?", "#N/A", "..")
@@ -265,13 +267,28 @@ def _open(db_path: str | Path) -> apsw.Connection:
     )
 
 
+#: a forked profiling worker's read-only connection per lake (:func:`_column_job`)
+_WORKER_CONNS: dict[tuple[int, str], apsw.Connection] = {}
+
+
+def _column_job(job: tuple[str, str, str, str, int]) -> ColumnProfile:
+    """In a forked worker of :func:`profile_tables`: one column's profile."""
+    db_path, *rest = job
+    key = (os.getpid(), db_path)
+    if key not in _WORKER_CONNS:
+        _WORKER_CONNS[key] = _open(db_path)
+    return profile_column(_WORKER_CONNS[key], *rest)
+
+
 def profile_tables(
     db_path: str | Path, only: Iterable[str] | None = None, workers: int = 1
 ) -> list[TableProfile]:
     """Profiles of the lake's tables (all, or those named in ``only``), by table name.
 
-    With ``workers > 1`` columns are profiled on that many threads (one read-only connection
-    each; SQLite's grouping runs without the GIL); the result is the same.
+    With ``workers > 1`` columns are profiled on that many forked processes where forking is
+    safe (:func:`~.forked.fork_pool`: the profiling is half Python, which threads would share),
+    else threads (SQLite's grouping runs without the GIL), one read-only connection each; the
+    result is the same.
     """
     conn = _open(db_path)
     conns: list[apsw.Connection] = [conn]
@@ -298,7 +315,18 @@ def profile_tables(
             fk = conn.execute(f"PRAGMA foreign_key_list({quote_ident(t)})").fetchall()
             keyed[t] = {c[1] for c in info if c[5]} | {r[3] for r in fk}
         jobs = [job for _, _, js in shapes for job in js]
-        if workers > 1 and len(jobs) > 1:
+        n = min(workers, len(jobs))
+        procs = fork_pool(n) if n > 1 else None  # (the columns' Python runs side by side too)
+        got: list[ColumnProfile] | None = None
+        if procs is not None:
+            try:
+                with procs:
+                    got = list(procs.map(_column_job, [(str(db_path), *j) for j in jobs]))
+            except BrokenExecutor:  # (a worker died: the threads below do it again)
+                got = None
+        if got is not None:
+            done = iter(got)
+        elif workers > 1 and len(jobs) > 1:
             with ThreadPoolExecutor(workers, thread_name_prefix="synth-profile") as ex:
                 done = iter(list(ex.map(column, jobs)))
         else:

@@ -199,6 +199,21 @@ class Verifier:
         self._local.last_error = hit[1]
         return None if hit[0] is None else list(hit[0])
 
+    def results(self) -> dict[str, tuple[tuple | None, str | None]]:
+        """The cached results, ``sql -> (rows or None, error or None)``, for :meth:`remember`
+        in another verifier of the same database (e.g. a forked drafting process's)."""
+        with self._lock:
+            return dict(self._cache)
+
+    def remember(self, results: dict[str, tuple[tuple | None, str | None]]) -> None:
+        """Cache ``results`` taken by :meth:`results` of a verifier with the same database and
+        limits (a statement's result depends on nothing else, so the answers stay the same)."""
+        with self._lock:
+            for sql, hit in results.items():
+                if len(self._cache) >= 20_000:
+                    break
+                self._cache.setdefault(sql, hit)
+
     def _run(self, sql: str) -> tuple[tuple | None, str | None]:
         """``(rows or None, error or None)``; safe to call from any thread."""
         with self._lock:

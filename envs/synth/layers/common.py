@@ -20,6 +20,7 @@ an equality filter matches the stored type.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import random
 import re
@@ -77,9 +78,23 @@ def id_like(c: ColumnProfile) -> bool:
     return bool(_ID_NAME.search(c.name)) or c.unique
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _cached_role(c: ColumnProfile) -> str:
+    return column_role(c)
+
+
+def role(c: ColumnProfile) -> str:
+    """:func:`~clarisql.envs.synth.column_roles.column_role` of ``c``, computed once per profile
+    (a pure function of the frozen profile, asked again and again by every layer)."""
+    try:
+        return _cached_role(c)
+    except TypeError:  # (an unhashable value in the profile)
+        return column_role(c)
+
+
 def is_measure(c: ColumnProfile) -> bool:
     return (
-        column_role(c) == "measure"  # names and values: no coordinate, clock time, code, rank
+        role(c) == "measure"  # names and values: no coordinate, clock time, code, rank
         and speakable(c.name)
         and c.kind in ("integer", "real")
         and not c.low_information
@@ -110,7 +125,7 @@ _NOT_SCOPE = ("flag", "time", "ordinal", "coordinate", "identifier", "measure", 
 def is_scope(c: ColumnProfile) -> bool:
     return (
         speakable(c.name)
-        and (column_role(c) not in _NOT_SCOPE or is_year_like(c))
+        and (role(c) not in _NOT_SCOPE or is_year_like(c))
         and c.kind in ("text", "integer", "date", "boolean")
         and 2 <= c.distinct <= MAX_SCOPE_VALUES
         and c.rows >= 2 * c.distinct
@@ -125,7 +140,7 @@ def is_entity(c: ColumnProfile) -> bool:
     """A name column: text, >= 5 short values that are not a scope (values that rarely repeat)."""
     if c.kind != "text" or c.low_information or c.distinct < 5 or c.missing > 0.5 or is_scope(c):
         return False
-    if column_role(c) == "list":  # "Trailers,Deleted Scenes" names nothing
+    if role(c) == "list":  # "Trailers,Deleted Scenes" names nothing
         return False
     if not speakable(c.name):
         return False
