@@ -693,10 +693,20 @@ class Auditor:
 
     def _row_sense(self, task: Task, report: AuditReport) -> None:
         """A point update (or swap) whose new value the row itself contradicts: a dependency
-        that holds on the data broken (a Salt Lake City invoice billed to state "RJ"), or a
-        value that another column of the row spells renamed (a first name inside the e-mail):
+        that holds on the data broken (a Salt Lake City invoice billed to state "RJ"), a value
+        that another column of the row spells renamed (a first name inside the e-mail), a value
+        that rows referring to the row spell (an album's title track, a city's addresses'
+        district), the names of two whole things swapped (two albums, two cities: rows of
+        another table describe them) unless they differ in a number alone, or a date swapped
+        against a key it follows (invoices numbered in date order):
         :mod:`~clarisql.envs.synth.consistency`."""
-        from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
+        from clarisql.envs.synth.consistency import (
+            Dependencies,
+            described_by_children,
+            interchangeable,
+            spelled_in_children,
+            spelled_in_row,
+        )
 
         if self._deps is None:
             self._deps = Dependencies(self.v)
@@ -720,6 +730,9 @@ class Auditor:
             ):
                 continue
             points.append((up.this.name, eq.this.name, kv.to_py(), sets))
+        self.derived()  # (fills the references)
+        refs = self._refs or []
+        seen: dict[tuple[str, str], list[dict]] = {}
         for tname, k, kv, sets in points:
             try:
                 t = self.lake.table(tname)
@@ -735,6 +748,15 @@ class Auditor:
             if not rows or len(rows) != 1:
                 continue
             row = dict(zip([c.name for c in t.columns], rows[0], strict=False))
+            for c, x in sets:
+                new = None if isinstance(x, exp.Null) else x.to_py()
+                if new != row.get(c):
+                    seen.setdefault((tname, c), []).append(row)
+                    told = spelled_in_children(self.v, refs, tname, row, c)
+                    if told:
+                        why = f"{c} {row.get(c)!r} is spelled in {told}"
+                        report.add("write-leaves-row-inconsistent", task, why)
+                        return
             exclude = [p[2] for p in points if p[0] == tname and p[1] == k and p[2] != kv]
             for c, x in sets:
                 new = None if isinstance(x, exp.Null) else x.to_py()
@@ -751,6 +773,22 @@ class Auditor:
                 if why:
                     report.add("write-leaves-row-inconsistent", task, why)
                     return
+        for (tname, c), pair in seen.items():
+            if len(pair) != 2:
+                continue
+            t = self.lake.table(tname)
+            a, b = pair
+            why = self._deps.swap_breaks_order(t, a, b, c)
+            if why is None and self.schema.role(t.column(c)) == "name":
+                if not interchangeable(a.get(c), b.get(c)):
+                    whole = [described_by_children(self.v, refs, tname, r) for r in pair]
+                    if any(whole):
+                        why = (
+                            f"{c} of two whole things ({next(w for w in whole if w)} refer to them)"
+                        )
+            if why:
+                report.add("write-leaves-row-inconsistent", task, why)
+                return
 
     def _one_row(self, up: exp.Update, tname: str) -> bool:
         where = up.args.get("where")
