@@ -69,6 +69,17 @@ Contract
     ``first_name``, ``Total`` mid-sentence), says a name that cannot be put in words ("the
     g") or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside the value it reveals
     (:func:`reply_sql_speak`);
+  - ``fragment-from-middle``: a name label (``not-exist`` / ``Error``) whose surface the gold
+    contains but does not start with ("Back" for "Holding Back The Years"): no user cuts a
+    name short from its middle;
+  - ``blend-gold-is-tail``: a made-up name (nothing contains it, no value within a typo's
+    reach) whose gold it was made from by its ending, not its start ("Gutincis" for Francis):
+    it reads as another name with the gold's tail glued on
+    (:func:`~.layers.surfaces.begins_alike`);
+  - ``write-leaves-row-inconsistent``: a point update or swap the data contradicts: a
+    dependency broken, a value the row or a row referring to it spells changed, the names of
+    two whole things swapped, a date moved against a key it follows
+    (:mod:`~.consistency`);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -126,6 +137,8 @@ FLAWS = (
     "swap-group-unnamed",
     "swap-of-group-value",
     "reply-sql-speak",
+    "fragment-from-middle",
+    "blend-gold-is-tail",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -317,6 +330,7 @@ class Auditor:
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
+        self._surface_start(task, report)
         self._helpers(task, report)
         self._credits(task, report)
         self._doubled(task, report)
@@ -851,6 +865,31 @@ class Auditor:
             report.add(
                 "swap-of-group-value", task, f"{ca} not shown to vary per {', '.join(shared)}"
             )
+
+    def _surface_start(self, task: Task, report: AuditReport) -> None:
+        """A written name that does not begin as the value meant does: a cut-off taken from the
+        middle of it ("Back" for "Holding Back The Years"), or a made-up name whose link to
+        the gold is its tail ("Gutincis" for Francis): :func:`~.layers.surfaces.begins_alike`."""
+        from clarisql.envs.explorers import contains, levenshtein, made_from, typo_bound
+        from clarisql.envs.synth.layers.surfaces import begins_alike
+
+        for u in task.underspecs:
+            if u.label.kind not in ("not-exist", "Error") or not u.label.content:
+                continue
+            if not isinstance(u.value, str) or not u.value.strip():
+                continue
+            s, gold = u.label.content.strip(), u.value.strip()
+            if contains(s, gold):
+                if not gold.casefold().startswith(s.casefold()):
+                    report.add("fragment-from-middle", task, f"{s!r} -> {gold!r}")
+                    return
+                continue
+            bound = typo_bound(s)
+            if levenshtein(s.casefold(), gold.casefold(), bound) <= bound:
+                continue  # a misspelling of the gold
+            if made_from(s, gold) and not begins_alike(s, gold):
+                report.add("blend-gold-is-tail", task, f"{s!r} -> {gold!r}")
+                return
 
     def _typos(self, task: Task, report: AuditReport) -> None:
         for u in task.underspecs:

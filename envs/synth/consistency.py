@@ -31,7 +31,8 @@ Contract (checked on the data, names play no part):
   :func:`described_by_children`: rows of another table that refer to the row and hold text of
   their own (an album's tracks, a city's addresses) make it a whole thing, not an entry: two
   such things' names are swapped only where they differ in a number alone (:func:`interchangeable`:
-  "Disc 1" and "Disc 2"), never two albums' or two cities' names.
+  "Disc 1" and "Disc 2"), never two albums' or two cities' names. A copy that a trigger on the
+  table rewrites with the row (:func:`kept_in_step`: ``film_text`` beside ``film``) says nothing.
 
 - :func:`varies_within`: whether a column is each row's own value inside the groups of another
   (names of an album's tracks), not the group's (the district of a city's addresses): only
@@ -330,8 +331,36 @@ References = Sequence[tuple[str, Sequence[str], str, Sequence[str]]]
 
 
 def _child_text_columns(v: Verifier, child: str, src: str) -> list[str]:
+    """The columns of ``child`` that may hold text of its own: not the reference ``src``, not
+    a time the database keeps (``last_update``)."""
+    from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
+
     got = v.rows(f"SELECT name FROM pragma_table_info({sql_lit(child)})") or []
-    return [r[0] for r in got if r[0] != src]
+    return [r[0] for r in got if r[0] != src and r[0].lower() not in DEFAULT_VOLATILE_COLUMNS]
+
+
+def _wordy(n: str) -> str:
+    """SQL: column ``n`` holds text with a letter that is not a date or a time."""
+    q = quote_ident(n)
+    return (
+        f"(typeof({q}) = 'text' AND {q} GLOB '*[A-Za-z]*' "
+        f"AND NOT {q} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]*')"
+    )
+
+
+def kept_in_step(v: Verifier, table: str) -> set[str]:
+    """The tables (case-folded) a trigger on ``table`` updates when its rows change: a copy the
+    database keeps in step itself (``film_text`` beside ``film``), which a write leaves right."""
+    got = v.rows(
+        f"SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = {sql_lit(table)}"
+    )
+    out: set[str] = set()
+    for (sql,) in got or []:
+        if isinstance(sql, str) and re.search(
+            r"\bUPDATE\s+OF\b|\bAFTER\s+UPDATE\b|\bBEFORE\s+UPDATE\b", sql, re.I
+        ):
+            out.update(m.casefold() for m in re.findall(r"\bUPDATE\s+[\"`\[]?(\w+)", sql, re.I))
+    return out - {"of", "on"}
 
 
 def spelled_in_children(
@@ -346,9 +375,12 @@ def spelled_in_children(
     if not isinstance(x, str) or len(x.strip()) < LEAST_SPELLED:
         return None
     needle = sql_lit(x.strip().lower())
+    synced = kept_in_step(v, table)
     for child, src, parent, dst in refs:
         if parent != table or child == table or len(src) != 1 or len(dst) != 1:
             continue
+        if child.casefold() in synced:
+            continue  # a copy a trigger rewrites with the row (film_text beside film)
         kv = row.get(dst[0])
         if kv is None:
             continue
@@ -378,9 +410,13 @@ def described_by_children(
 ) -> str | None:
     """A table of rows that refer to ``row`` of ``table`` and hold text of their own (an
     album's tracks with their names, a city's addresses): the row is a whole thing those rows
-    describe, not an entry of a list. The child table's name, or ``None``."""
+    describe, not an entry of a list (a copy a trigger keeps in step is no such row). The
+    child table's name, or ``None``."""
+    synced = kept_in_step(v, table)
     for child, src, parent, dst in refs:
         if parent != table or child == table or len(src) != 1 or len(dst) != 1:
+            continue
+        if child.casefold() in synced:
             continue
         kv = row.get(dst[0])
         if kv is None:
@@ -388,10 +424,7 @@ def described_by_children(
         cols = _child_text_columns(v, child, src[0])
         if not cols:
             continue
-        text = " OR ".join(
-            f"(typeof({quote_ident(n)}) = 'text' AND length(trim({quote_ident(n)})) > 0)"
-            for n in cols
-        )
+        text = " OR ".join(_wordy(n) for n in cols)
         got = v.rows(
             f"SELECT 1 FROM {quote_ident(child)} WHERE {quote_ident(src[0])} = {sql_lit(kv)} "
             f"AND ({text}) LIMIT 1"
