@@ -71,7 +71,8 @@ def test_blends_keep_the_golds_start() -> None:
                 assert begins_alike(s, gold), (s, gold)
                 # the other value lends too short an ending to be read from it
                 assert not any(
-                    made_from(s, o) and not begins_alike(s, o) for o in others
+                    made_from(s, o) and not begins_alike(s, o)
+                    for o in others
                     if len(o) >= HALF and s[-HALF:].casefold() == o[-HALF:].casefold()
                 ), s
                 assert value_problem("not-exist", s, gold) == WRONG

@@ -76,6 +76,10 @@ Contract
     reach) whose gold it was made from by its ending, not its start ("Gutincis" for Francis):
     it reads as another name with the gold's tail glued on
     (:func:`~.layers.surfaces.begins_alike`);
+  - ``own-noun-called-name``: a record whose key column is only its own noun, with no name
+    column, said to have a name ("the address whose name is "1002 Ahmadnagar Manor""): it is
+    said as the record itself ("the address "1002 Ahmadnagar Manor"",
+    :func:`~.phrasing.plain_key`);
   - ``write-leaves-row-inconsistent``: a point update or swap the data contradicts: a
     dependency broken, a value the row or a row referring to it spells changed, the names of
     two whole things swapped, a date moved against a key it follows
@@ -139,6 +143,7 @@ FLAWS = (
     "reply-sql-speak",
     "fragment-from-middle",
     "blend-gold-is-tail",
+    "own-noun-called-name",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -275,6 +280,26 @@ class Auditor:
         )
         self.simulator = _suite_simulator()
         self._lists: dict[tuple[str, str], bool] = {}
+        # a record whose key is only its own noun (the ``address`` of an address): "the address
+        # whose name is ..." gives it a name it does not have
+        from clarisql.envs.synth.phrasing import OWN_NOUN, key_words, row_noun
+
+        own = {
+            row_noun(in_words(t.name))
+            for t in lake.tables
+            for c in t.columns
+            if key_words(in_words(c.name), row_noun(in_words(t.name))).startswith(OWN_NOUN)
+            and not any("name" in split_name(x.name) for x in t.columns)
+        }
+        self.own_noun = (
+            re.compile(
+                r"\b(?:" + "|".join(re.escape(n) for n in sorted(own)) + r")\s+"
+                r"(?:whose\s+name\s+is|with\s+name|where\s+the\s+name\s+is)\s+[\"']",
+                re.I,
+            )
+            if own
+            else None
+        )
         self._derived: set[tuple[str, str]] | None = None
         self._refs: list | None = None
         self._deps: Any = None
@@ -633,6 +658,9 @@ class Auditor:
         m = bad_plural(task.utterance)
         if m:
             report.add("bad-plural", task, m)
+        hit = self.own_noun.search(task.utterance) if self.own_noun else None
+        if hit or "\ue000" in task.utterance:
+            report.add("own-noun-called-name", task, hit.group(0) if hit else "marker left")
 
     def _own_ids(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         """A listing whose every column is a key of rows (an identifier), with no aggregate."""
