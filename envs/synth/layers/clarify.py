@@ -119,6 +119,10 @@ from clarisql.envs.synth.value_index import ValueIndexes
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
 
+#: seed values a clarification tries per column: a surface must begin as every value it fits
+#: does (a cut-off the start of each, a made-up name sharing their head), which fewer seeds allow
+NAME_SEEDS = 24
+
 #: The recipes, in the order their shares are filled: (intent, scope kind, not-exist).
 RECIPES: dict[str, tuple[bool, str | None, bool]] = {
     "select": (True, None, False),
@@ -388,7 +392,7 @@ class _ClarifyGen:
                 return None
             rng.shuffle(texts)
             # cut short or misspelled, each about half the time
-            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:12]]:
+            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:NAME_SEEDS]]:
                 got = self.value_surface(seed, texts, problem)
                 if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
@@ -430,7 +434,7 @@ class _ClarifyGen:
             return None
         order = list(vals)
         rng.shuffle(order)
-        tries = [(p, seed) for p in self.problems("name") for seed in order[:12]]
+        tries = [(p, seed) for p in self.problems("name") for seed in order[:NAME_SEEDS]]
         for problem, seed in tries:
             got = self.name_surface(seed, vals, base, col, problem)
             if got is None:

@@ -94,6 +94,8 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
             if not idx:
                 break
             i = rng.choice(idx)
+            if other.casefold() in {w.casefold() for w in words}:
+                continue  # ("Ines Ines" for "Ines Fir": a word the name holds already)
             out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
         elif len(words[0]) >= 4 and words[0].isalpha():
             one = words[0]
@@ -135,7 +137,8 @@ def misspellings(value: str) -> list[str]:
 def begins_alike(surface: str, value: Any) -> bool:
     """Whether ``value`` begins as ``surface`` does: its first word is the surface's first word
     or, for a one-word surface, starts with the surface's first
-    :data:`~clarisql.envs.explorers.HALF` letters (case-folded). A name a user writes keeps the
+    :data:`~clarisql.envs.explorers.HALF` letters (case-folded), and for a surface of several
+    words it holds most of them. A name a user writes keeps the
     start of the name meant: "Back" is no way to write "Holding Back The Years", nor "Gutincis"
     (a head of one name and the tail of "Francis") a way to write Francis."""
     mine, have = tokens(str(surface)), tokens(str(value))
@@ -143,7 +146,10 @@ def begins_alike(surface: str, value: Any) -> bool:
         return False
     if len(mine) == 1 and len(mine[0]) >= HALF:
         return have[0].startswith(mine[0][:HALF])
-    return have[0] == mine[0]
+    # a name of several words: the same first word, and most of the surface's words (a word
+    # swapped for another value's: "São José dos Paulo" reads as São José dos Campos, not as
+    # São Paulo)
+    return have[0] == mine[0] and 2 * sum(w in have for w in mine) > len(mine)
 
 
 def problem_of(surface: Any, meant: Any) -> str:
