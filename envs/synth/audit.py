@@ -746,6 +746,7 @@ class Auditor:
             Dependencies,
             described_by_children,
             interchangeable,
+            names_row,
             spelled_in_children,
             spelled_in_row,
         )
@@ -821,7 +822,7 @@ class Auditor:
             t = self.lake.table(tname)
             a, b = pair
             why = self._deps.swap_breaks_order(t, a, b, c)
-            if why is None and self.schema.role(t.column(c)) == "name":
+            if why is None and names_row(t, t.column(c)):
                 if not interchangeable(a.get(c), b.get(c)):
                     whole = [described_by_children(self.v, refs, tname, r) for r in pair]
                     if any(whole):

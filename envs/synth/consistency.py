@@ -434,6 +434,17 @@ def described_by_children(
     return None
 
 
+#: a text column names its rows when at least this share of them hold a value of their own
+NAMES_ROW = 0.9
+
+
+def names_row(t: TableProfile, c: Any) -> bool:
+    """Whether text column ``c`` of ``t`` is what its rows are called: a name or title nearly
+    every row holds alone (:data:`NAMES_ROW`: an album's title, a city's name), not a place or
+    kind several rows share (an address's district)."""
+    return c.kind == "text" and c.distinct >= NAMES_ROW * max(1, t.rows * (1 - c.missing))
+
+
 def interchangeable(a: Any, b: Any) -> bool:
     """Two names that differ in their numbers alone ("Vol. 1" and "Vol. 2", "[Disc 1]" and
     "[Disc 2]"): entries of one series that can be mixed up, unlike two albums or two cities."""
@@ -465,6 +476,7 @@ __all__ = [
     "Dependencies",
     "described_by_children",
     "interchangeable",
+    "names_row",
     "spelled_in_children",
     "spelled_in_row",
     "varies_within",
@@ -473,6 +485,7 @@ __all__ = [
     "LEAST_ORDERED",
     "LEAST_SPELLED",
     "LEAST_VARIED",
+    "NAMES_ROW",
     "SAMPLE_ROWS",
     "TIED",
     "VARIES_SHARE",

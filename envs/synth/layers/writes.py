@@ -67,6 +67,7 @@ from clarisql.envs.synth.consistency import (
     Dependencies,
     described_by_children,
     interchangeable,
+    names_row,
     spelled_in_children,
     spelled_in_row,
     varies_within,
@@ -957,7 +958,7 @@ class _WriteGen:
         if self.deps.swap_breaks_order(t, a, b, c.name):
             return False  # (invoices numbered in date order: swapped dates reverse them)
         refs = self.references()
-        if column_role(c) == "name" and not interchangeable(a[c.name], b[c.name]):
+        if names_row(t, c) and not interchangeable(a[c.name], b[c.name]):
             if any(described_by_children(self.v, refs, t.name, r) for r in (a, b)):
                 return False  # two albums' (two cities') names: no clerk mixes them up
         for me, other in ((a, b), (b, a)):
