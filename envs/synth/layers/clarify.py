@@ -392,7 +392,9 @@ class _ClarifyGen:
                 return None
             rng.shuffle(texts)
             # cut short or misspelled, each about half the time
-            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:NAME_SEEDS]]:
+            for problem, seed in [
+                (p, x) for p in self.problems("scope") for x in texts[:NAME_SEEDS]
+            ]:
                 got = self.value_surface(seed, texts, problem)
                 if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
