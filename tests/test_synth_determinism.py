@@ -82,8 +82,9 @@ def test_synthesis_is_byte_identical_with_every_core_saturated(tmp_path: Path) -
     outs = []
     for name, load in (("quiet", False), ("loaded", True)):
         # a tight budget: some drafts are rejected for their steps, others pass near the line
+        # (seed 3: a suite with two kept golds near the line under the current generators)
         cfg = SynthConfig(
-            sources=[folder], out=tmp_path / name, tasks=60, seed=2, step_budget=30_000
+            sources=[folder], out=tmp_path / name, tasks=60, seed=3, step_budget=30_000
         )
         cfg.workers = 2
         if load:

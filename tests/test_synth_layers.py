@@ -241,7 +241,9 @@ def test_counts_unique_utterances_and_metadata(suite: Suite) -> None:
         assert ("naive_actions" if t.writable else "naive_sql") in t.metadata
     assert layers["clarify"] <= N_CLARIFY and layers["unanswerable"] <= N_UNANS
     assert layers["writes"] <= N_WRITE
-    assert layers["clarify"] >= N_CLARIFY // 2 and layers["writes"] >= N_WRITE // 2
+    # (a third: on a database of 8 to 25 names per column, few cut-offs or made-up names begin
+    # as every value they fit does, which a name a user writes must)
+    assert layers["clarify"] >= N_CLARIFY // 3 and layers["writes"] >= N_WRITE // 2
 
 
 def test_every_category_on_the_csv_lake(tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -30,7 +30,14 @@ from clarisql.envs.synth.names import (
     speakable,
     table_speakable,
 )
-from clarisql.envs.synth.phrasing import JOIN_LIST, agg_words, key_words, plural, singular
+from clarisql.envs.synth.phrasing import (
+    JOIN_LIST,
+    OWN_NOUN,
+    agg_words,
+    key_words,
+    plural,
+    singular,
+)
 from clarisql.envs.tasks import Task
 
 
@@ -51,7 +58,8 @@ def test_key_words_drop_the_subjects_own_noun() -> None:
     assert key_words("customer name", "customer") == "name"
     assert key_words("staff name", "staff member") == "name"
     assert key_words("store email", "department store") == "email"
-    assert key_words("city", "city") == "name"
+    # a key that is only the record's noun: marked, and said as the record (plain_key)
+    assert key_words("city", "city") == OWN_NOUN + "name"
     assert key_words("customer ID", "customer") == "customer ID"  # "whose ID" says less
     assert key_words("address details", "address") == "address details"
     assert key_words("last name", "actor") == "last name"

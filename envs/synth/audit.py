@@ -69,6 +69,21 @@ Contract
     ``first_name``, ``Total`` mid-sentence), says a name that cannot be put in words ("the
     g") or speaks SQL (``AVG``, ``COUNT(``, ``=``) outside the value it reveals
     (:func:`reply_sql_speak`);
+  - ``fragment-from-middle``: a name label (``not-exist`` / ``Error``) whose surface the gold
+    contains but does not start with ("Back" for "Holding Back The Years"): no user cuts a
+    name short from its middle;
+  - ``blend-gold-is-tail``: a made-up name (nothing contains it, no value within a typo's
+    reach) whose gold it was made from by its ending, not its start ("Gutincis" for Francis):
+    it reads as another name with the gold's tail glued on
+    (:func:`~.layers.surfaces.begins_alike`);
+  - ``own-noun-called-name``: a record whose key column is only its own noun, with no name
+    column, said to have a name ("the address whose name is "1002 Ahmadnagar Manor""): it is
+    said as the record itself ("the address "1002 Ahmadnagar Manor"",
+    :func:`~.phrasing.plain_key`);
+  - ``write-leaves-row-inconsistent``: a point update or swap the data contradicts: a
+    dependency broken, a value the row or a row referring to it spells changed, the names of
+    two whole things swapped, a date moved against a key it follows
+    (:mod:`~.consistency`);
   - ``non-english-identifier``: a schema word that is not English (:func:`foreign_words`:
     ``stadt``, ``abschrift``) in the question, with or without an English plural glued on.
     Needs wordfreq (the ``synth`` extra); without it the check finds nothing.
@@ -126,6 +141,9 @@ FLAWS = (
     "swap-group-unnamed",
     "swap-of-group-value",
     "reply-sql-speak",
+    "fragment-from-middle",
+    "blend-gold-is-tail",
+    "own-noun-called-name",
 )
 _NEVER_AGG = {"identifier", "code", "coordinate", "time", "flag", "ordinal"}
 _IDENTIFYING = {"identifier", "code", "name", "date"}
@@ -262,6 +280,26 @@ class Auditor:
         )
         self.simulator = _suite_simulator()
         self._lists: dict[tuple[str, str], bool] = {}
+        # a record whose key is only its own noun (the ``address`` of an address): "the address
+        # whose name is ..." gives it a name it does not have
+        from clarisql.envs.synth.phrasing import OWN_NOUN, key_words, row_noun
+
+        own = {
+            row_noun(in_words(t.name))
+            for t in lake.tables
+            for c in t.columns
+            if key_words(in_words(c.name), row_noun(in_words(t.name))).startswith(OWN_NOUN)
+            and not any("name" in split_name(x.name) for x in t.columns)
+        }
+        self.own_noun = (
+            re.compile(
+                r"\b(?:" + "|".join(re.escape(n) for n in sorted(own)) + r")\s+"
+                r"(?:whose\s+name\s+is|with\s+name|where\s+the\s+name\s+is)\s+[\"']",
+                re.I,
+            )
+            if own
+            else None
+        )
         self._derived: set[tuple[str, str]] | None = None
         self._refs: list | None = None
         self._deps: Any = None
@@ -317,6 +355,7 @@ class Auditor:
         if not task.answerable:
             self._unanswerable(task, report)
         self._typos(task, report)
+        self._surface_start(task, report)
         self._helpers(task, report)
         self._credits(task, report)
         self._doubled(task, report)
@@ -619,6 +658,9 @@ class Auditor:
         m = bad_plural(task.utterance)
         if m:
             report.add("bad-plural", task, m)
+        hit = self.own_noun.search(task.utterance) if self.own_noun else None
+        if hit or "\ue000" in task.utterance:
+            report.add("own-noun-called-name", task, hit.group(0) if hit else "marker left")
 
     def _own_ids(self, task: Task, tree: exp.Expression, report: AuditReport) -> None:
         """A listing whose every column is a key of rows (an identifier), with no aggregate."""
@@ -693,10 +735,21 @@ class Auditor:
 
     def _row_sense(self, task: Task, report: AuditReport) -> None:
         """A point update (or swap) whose new value the row itself contradicts: a dependency
-        that holds on the data broken (a Salt Lake City invoice billed to state "RJ"), or a
-        value that another column of the row spells renamed (a first name inside the e-mail):
+        that holds on the data broken (a Salt Lake City invoice billed to state "RJ"), a value
+        that another column of the row spells renamed (a first name inside the e-mail), a value
+        that rows referring to the row spell (an album's title track, a city's addresses'
+        district), the names of two whole things swapped (two albums, two cities: rows of
+        another table describe them) unless they differ in a number alone, or a date swapped
+        against a key it follows (invoices numbered in date order):
         :mod:`~clarisql.envs.synth.consistency`."""
-        from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
+        from clarisql.envs.synth.consistency import (
+            Dependencies,
+            described_by_children,
+            interchangeable,
+            names_row,
+            spelled_in_children,
+            spelled_in_row,
+        )
 
         if self._deps is None:
             self._deps = Dependencies(self.v)
@@ -720,6 +773,9 @@ class Auditor:
             ):
                 continue
             points.append((up.this.name, eq.this.name, kv.to_py(), sets))
+        self.derived()  # (fills the references)
+        refs = self._refs or []
+        seen: dict[tuple[str, str], list[dict]] = {}
         for tname, k, kv, sets in points:
             try:
                 t = self.lake.table(tname)
@@ -735,6 +791,15 @@ class Auditor:
             if not rows or len(rows) != 1:
                 continue
             row = dict(zip([c.name for c in t.columns], rows[0], strict=False))
+            for c, x in sets:
+                new = None if isinstance(x, exp.Null) else x.to_py()
+                if new != row.get(c):
+                    seen.setdefault((tname, c), []).append(row)
+                    told = spelled_in_children(self.v, refs, tname, row, c)
+                    if told:
+                        why = f"{c} {row.get(c)!r} is spelled in {told}"
+                        report.add("write-leaves-row-inconsistent", task, why)
+                        return
             exclude = [p[2] for p in points if p[0] == tname and p[1] == k and p[2] != kv]
             for c, x in sets:
                 new = None if isinstance(x, exp.Null) else x.to_py()
@@ -751,6 +816,22 @@ class Auditor:
                 if why:
                     report.add("write-leaves-row-inconsistent", task, why)
                     return
+        for (tname, c), pair in seen.items():
+            if len(pair) != 2:
+                continue
+            t = self.lake.table(tname)
+            a, b = pair
+            why = self._deps.swap_breaks_order(t, a, b, c)
+            if why is None and names_row(t, t.column(c)):
+                if not interchangeable(a.get(c), b.get(c)):
+                    whole = [described_by_children(self.v, refs, tname, r) for r in pair]
+                    if any(whole):
+                        why = (
+                            f"{c} of two whole things ({next(w for w in whole if w)} refer to them)"
+                        )
+            if why:
+                report.add("write-leaves-row-inconsistent", task, why)
+                return
 
     def _one_row(self, up: exp.Update, tname: str) -> bool:
         where = up.args.get("where")
@@ -813,6 +894,31 @@ class Auditor:
             report.add(
                 "swap-of-group-value", task, f"{ca} not shown to vary per {', '.join(shared)}"
             )
+
+    def _surface_start(self, task: Task, report: AuditReport) -> None:
+        """A written name that does not begin as the value meant does: a cut-off taken from the
+        middle of it ("Back" for "Holding Back The Years"), or a made-up name whose link to
+        the gold is its tail ("Gutincis" for Francis): :func:`~.layers.surfaces.begins_alike`."""
+        from clarisql.envs.explorers import contains, levenshtein, made_from, typo_bound
+        from clarisql.envs.synth.layers.surfaces import begins_alike
+
+        for u in task.underspecs:
+            if u.label.kind not in ("not-exist", "Error") or not u.label.content:
+                continue
+            if not isinstance(u.value, str) or not u.value.strip():
+                continue
+            s, gold = u.label.content.strip(), u.value.strip()
+            if contains(s, gold):
+                if not gold.casefold().startswith(s.casefold()):
+                    report.add("fragment-from-middle", task, f"{s!r} -> {gold!r}")
+                    return
+                continue
+            bound = typo_bound(s)
+            if levenshtein(s.casefold(), gold.casefold(), bound) <= bound:
+                continue  # a misspelling of the gold
+            if made_from(s, gold) and not begins_alike(s, gold):
+                report.add("blend-gold-is-tail", task, f"{s!r} -> {gold!r}")
+                return
 
     def _typos(self, task: Task, report: AuditReport) -> None:
         for u in task.underspecs:

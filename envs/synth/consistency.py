@@ -21,6 +21,19 @@ Contract (checked on the data, names play no part):
   at least :data:`LEAST_SPELLED` characters): a first name inside the row's e-mail. Such a
   value is not renamed or swapped: the row itself says it is right.
 
+- :meth:`Dependencies.key_ordered`: a date or number whose order agrees with an integer key's
+  on (nearly) every row (invoices numbered in date order): a point update must keep it between
+  its neighbours by key, and a swap of two different values between two rows reverses their
+  order (:meth:`Dependencies.swap_breaks_order`);
+- :func:`spelled_in_children`: a row of another table that refers to the row (declared or
+  discovered reference) and spells its value (an album's title track, a city's name as the
+  district of its addresses): the value is not renamed or swapped, those rows say it is right;
+  :func:`described_by_children`: rows of another table that refer to the row and hold text of
+  their own (an album's tracks, a city's addresses) make it a whole thing, not an entry: two
+  such things' names are swapped only where they differ in a number alone (:func:`interchangeable`:
+  "Disc 1" and "Disc 2"), never two albums' or two cities' names. A copy that a trigger on the
+  table rewrites with the row (:func:`kept_in_step`: ``film_text`` beside ``film``) says nothing.
+
 - :func:`varies_within`: whether a column is each row's own value inside the groups of another
   (names of an album's tracks), not the group's (the district of a city's addresses): only
   such a value can have been mixed up between two rows of a group.
@@ -51,6 +64,9 @@ TIED = 0.9
 LEAST_WORD = 5
 #: a value shorter than this is not looked for inside other columns
 LEAST_SPELLED = 3
+#: a date or number orders with an integer key when at most this share of the rows, read in key
+#: order, steps back (a few late entries do not undo a numbering in date order)
+KEY_ORDER_SLACK = 0.01
 
 
 class Dependencies:
@@ -116,6 +132,80 @@ class Dependencies:
             self._order[key] = out
         return self._order[key]
 
+    def key_ordered(self, t: TableProfile, c: str) -> list[str]:
+        """The integer keys of ``t`` (unique integer columns) whose order ``c`` (a date or a
+        number) follows: read in key order over the first :data:`SAMPLE_ROWS` rows, ``c``
+        steps back on at most :data:`KEY_ORDER_SLACK` of the rows where it is present and
+        steps forward on at least :data:`LEAST_ORDERED` (invoices numbered in the order of
+        their dates)."""
+        key = (t.name, c, "<key-order>")
+        if key not in self._order:
+            me = t.column(c)
+            out: list[tuple[str, int]] = []
+            if me.kind in ("date", "integer", "real") and not me.needs_cast:
+                for d in t.columns:
+                    if d.name == c or d.kind != "integer" or not d.unique or d.needs_cast:
+                        continue
+                    cq, dq = quote_ident(c), quote_ident(d.name)
+                    got = self.v.rows(
+                        f"SELECT COUNT(*), SUM(x < p), SUM(x > p) FROM (SELECT {cq} AS x, "
+                        f"LAG({cq}) OVER (ORDER BY {dq}) AS p FROM (SELECT {cq}, {dq} FROM "
+                        f"{quote_ident(t.name)} LIMIT {SAMPLE_ROWS}) WHERE {cq} IS NOT NULL "
+                        f"AND {dq} IS NOT NULL) WHERE p IS NOT NULL"
+                    )
+                    if not got or not got[0][0]:
+                        continue
+                    n, back, fwd = got[0][0], got[0][1] or 0, got[0][2] or 0
+                    if fwd >= LEAST_ORDERED and back <= KEY_ORDER_SLACK * n:
+                        out.append((d.name, 1))
+            self._order[key] = out
+        return [d for d, _ in self._order[key]]
+
+    def breaks_key_order(
+        self, t: TableProfile, row: Mapping[str, Any], c: str, new: Any, skip: Sequence[Any] = ()
+    ) -> str | None:
+        """Why ``new`` as the row's ``c`` falls out of the order of a key ``c`` follows
+        (:meth:`key_ordered`): a row with a smaller key holds a later ``c``, or one with a
+        larger key an earlier one (rows whose key is in ``skip`` left out), or ``None``."""
+        if new is None:
+            return None
+        for d in self.key_ordered(t, c):
+            mine = row.get(d)
+            if mine is None:
+                continue
+            cq, dq, lit = quote_ident(c), quote_ident(d), sql_lit(new)
+            others = "".join(f" AND {dq} <> {sql_lit(x)}" for x in skip)
+            got = self.v.rows(
+                f"SELECT {dq}, {cq} FROM {quote_ident(t.name)} WHERE (({dq} < {sql_lit(mine)} "
+                f"AND {cq} > {lit}) OR ({dq} > {sql_lit(mine)} AND {cq} < {lit})){others} LIMIT 1"
+            )
+            if got:
+                return f"{c} {new!r} of {d} {mine!r} is out of {d} order ({d} {got[0][0]!r} has {got[0][1]!r})"
+        return None
+
+    def swap_breaks_order(
+        self, t: TableProfile, a: Mapping[str, Any], b: Mapping[str, Any], c: str
+    ) -> str | None:
+        """Why exchanging ``c`` between rows ``a`` and ``b`` breaks the order of a key ``c``
+        follows (:meth:`key_ordered`): two different values in key order come out reversed,
+        and each new value must also fit between the rows' other neighbours by key."""
+        for d in self.key_ordered(t, c):
+            ka, kb, va, vb = a.get(d), b.get(d), a.get(c), b.get(c)
+            if None in (ka, kb, va, vb) or va == vb:
+                continue
+            try:
+                agree = (ka < kb) == (va < vb)
+            except TypeError:
+                continue
+            if agree:
+                return f"{c} follows {d} on the data; swapping {va!r} and {vb!r} reverses them"
+        for me, other in ((a, b), (b, a)):
+            keys = [other.get(d) for d in self.key_ordered(t, c)]
+            why = self.breaks_key_order(t, me, c, other.get(c), [k for k in keys if k is not None])
+            if why:
+                return why
+        return None
+
     def tied(self, t: TableProfile, c: str) -> str | None:
         """Another number of ``t`` that ``c`` moves with on the data (Pearson's correlation of
         at least :data:`TIED` over the sampled rows where both are present, at least
@@ -148,7 +238,8 @@ class Dependencies:
 
     def breaks_order(self, t: TableProfile, row: Mapping[str, Any], c: str, new: Any) -> str | None:
         """Why ``new`` as the row's ``c`` breaks an order that holds on every row (:meth:`ordered`:
-        a rental returned before it was rented), or ``None``."""
+        a rental returned before it was rented; :meth:`breaks_key_order`: an invoice dated
+        after the invoices numbered after it), or ``None``."""
         if new is None:
             return None
         for d, sign in self.ordered(t, c):
@@ -162,7 +253,7 @@ class Dependencies:
             if (sign < 0 and new > other) or (sign > 0 and new < other):
                 word = "before" if sign < 0 else "after"
                 return f"{c} {new!r} would not be {word} {d} {other!r}"
-        return None
+        return self.breaks_key_order(t, row, c, new)  # (an invoice dated after later ones)
 
     def breaks_dependency(
         self,
@@ -236,6 +327,133 @@ def varies_within(v: Verifier, table: str, g: str, c: str) -> bool:
     return (got[0][1] or 0) > VARIES_SHARE * got[0][0]
 
 
+References = Sequence[tuple[str, Sequence[str], str, Sequence[str]]]
+
+
+def _child_text_columns(v: Verifier, child: str, src: str) -> list[str]:
+    """The columns of ``child`` that may hold text of its own: not the reference ``src``, not
+    a time the database keeps (``last_update``)."""
+    from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
+
+    got = v.rows(f"SELECT name FROM pragma_table_info({sql_lit(child)})") or []
+    return [r[0] for r in got if r[0] != src and r[0].lower() not in DEFAULT_VOLATILE_COLUMNS]
+
+
+def _wordy(n: str) -> str:
+    """SQL: column ``n`` holds text with a letter that is not a date or a time."""
+    q = quote_ident(n)
+    return (
+        f"(typeof({q}) = 'text' AND {q} GLOB '*[A-Za-z]*' "
+        f"AND NOT {q} GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]*')"
+    )
+
+
+def kept_in_step(v: Verifier, table: str) -> set[str]:
+    """The tables (case-folded) a trigger on ``table`` updates when its rows change: a copy the
+    database keeps in step itself (``film_text`` beside ``film``), which a write leaves right."""
+    got = v.rows(
+        f"SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = {sql_lit(table)}"
+    )
+    out: set[str] = set()
+    for (sql,) in got or []:
+        if isinstance(sql, str) and re.search(
+            r"\bUPDATE\s+OF\b|\bAFTER\s+UPDATE\b|\bBEFORE\s+UPDATE\b", sql, re.I
+        ):
+            out.update(m.casefold() for m in re.findall(r"\bUPDATE\s+[\"`\[]?(\w+)", sql, re.I))
+    return out - {"of", "on"}
+
+
+def spelled_in_children(
+    v: Verifier, refs: References, table: str, row: Mapping[str, Any], c: str
+) -> str | None:
+    """A row of another table that refers to ``row`` of ``table`` (``refs``: ``(child, child
+    columns, parent, parent columns)``, declared and discovered) and holds text that contains
+    ``row[c]`` (case-folded, at least :data:`LEAST_SPELLED` characters): the album's title
+    track, the district of a city's address named as the city. ``"child.column 'text'"`` or
+    ``None``. Renamed or swapped, the value would leave those rows naming the old one."""
+    x = row.get(c)
+    if not isinstance(x, str) or len(x.strip()) < LEAST_SPELLED:
+        return None
+    needle = sql_lit(x.strip().lower())
+    synced = kept_in_step(v, table)
+    for child, src, parent, dst in refs:
+        if parent != table or child == table or len(src) != 1 or len(dst) != 1:
+            continue
+        if child.casefold() in synced:
+            continue  # a copy a trigger rewrites with the row (film_text beside film)
+        kv = row.get(dst[0])
+        if kv is None:
+            continue
+        cols = _child_text_columns(v, child, src[0])
+        if not cols:
+            continue
+        hit = " OR ".join(
+            f"(typeof({quote_ident(n)}) = 'text' AND instr(lower({quote_ident(n)}), {needle}) > 0)"
+            for n in cols
+        )
+        sel = ", ".join(quote_ident(n) for n in cols)
+        got = v.rows(
+            f"SELECT {sel} FROM {quote_ident(child)} WHERE {quote_ident(src[0])} = "
+            f"{sql_lit(kv)} AND ({hit}) LIMIT 1"
+        )
+        if got:
+            low = x.strip().lower()
+            for n, y in zip(cols, got[0], strict=True):
+                if isinstance(y, str) and low in y.lower():
+                    return f"{child}.{n} {y!r}"
+            return child
+    return None
+
+
+def described_by_children(
+    v: Verifier, refs: References, table: str, row: Mapping[str, Any]
+) -> str | None:
+    """A table of rows that refer to ``row`` of ``table`` and hold text of their own (an
+    album's tracks with their names, a city's addresses): the row is a whole thing those rows
+    describe, not an entry of a list (a copy a trigger keeps in step is no such row). The
+    child table's name, or ``None``."""
+    synced = kept_in_step(v, table)
+    for child, src, parent, dst in refs:
+        if parent != table or child == table or len(src) != 1 or len(dst) != 1:
+            continue
+        if child.casefold() in synced:
+            continue
+        kv = row.get(dst[0])
+        if kv is None:
+            continue
+        cols = _child_text_columns(v, child, src[0])
+        if not cols:
+            continue
+        text = " OR ".join(_wordy(n) for n in cols)
+        got = v.rows(
+            f"SELECT 1 FROM {quote_ident(child)} WHERE {quote_ident(src[0])} = {sql_lit(kv)} "
+            f"AND ({text}) LIMIT 1"
+        )
+        if got:
+            return child
+    return None
+
+
+#: a text column names its rows when at least this share of them hold a value of their own
+NAMES_ROW = 0.9
+
+
+def names_row(t: TableProfile, c: Any) -> bool:
+    """Whether text column ``c`` of ``t`` is what its rows are called: a name or title nearly
+    every row holds alone (:data:`NAMES_ROW`: an album's title, a city's name), not a place or
+    kind several rows share (an address's district)."""
+    return c.kind == "text" and c.distinct >= NAMES_ROW * max(1, t.rows * (1 - c.missing))
+
+
+def interchangeable(a: Any, b: Any) -> bool:
+    """Two names that differ in their numbers alone ("Vol. 1" and "Vol. 2", "[Disc 1]" and
+    "[Disc 2]"): entries of one series that can be mixed up, unlike two albums or two cities."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        return False
+    mask = lambda s: re.sub(r"\d+", "#", s.strip().casefold())  # noqa: E731
+    return mask(a) == mask(b)
+
+
 def spelled_in_row(row: Mapping[str, Any], c: str) -> str | None:
     """The other text column of ``row`` whose value contains ``row[c]`` (case-folded, at least
     :data:`LEAST_SPELLED` characters: a name inside an e-mail or login), or one of its words of
@@ -256,12 +474,18 @@ def spelled_in_row(row: Mapping[str, Any], c: str) -> str | None:
 
 __all__ = [
     "Dependencies",
+    "described_by_children",
+    "interchangeable",
+    "names_row",
+    "spelled_in_children",
     "spelled_in_row",
     "varies_within",
+    "KEY_ORDER_SLACK",
     "LEAST_GROUPS",
     "LEAST_ORDERED",
     "LEAST_SPELLED",
     "LEAST_VARIED",
+    "NAMES_ROW",
     "SAMPLE_ROWS",
     "TIED",
     "VARIES_SHARE",

@@ -256,18 +256,38 @@ def agg_words(agg: str, measure: str) -> str:
     return f"the {_AGG_ELSE[agg]} {measure}"
 
 
+#: marks a key that is only the record's own noun (the ``address`` of an address): a frame
+#: that says "the {subj} whose {key} is {v}" says "the {subj} {v}" instead (:func:`plain_key`)
+OWN_NOUN = "\ue000"
+_OWN_KEY = re.compile(
+    r"\s+(?:whose|where\s+the)\s+" + OWN_NOUN + r"name\s+(?:is|are)\s+(?=[\"'])"
+    r"|\s+with\s+" + OWN_NOUN + r"name\s+(?=[\"'])"
+)
+
+
+def plain_key(text: str) -> str:
+    """``text`` with a key that is only the record's noun (:func:`key_words`) said as the record
+    itself: "the address whose name is "1002 Ahmadnagar Manor"" -> "the address "1002
+    Ahmadnagar Manor"" (an address has no name), "the city with name "Akron"" -> "the city
+    "Akron""; where a frame cannot drop it ("have each other's name"), it stays ``name``."""
+    if OWN_NOUN not in text:
+        return text
+    return _OWN_KEY.sub(" ", text).replace(OWN_NOUN, "")
+
+
 def key_words(key: str, subj: str) -> str:
     """A record's key column in words, without the subject's own noun that a user leaves out:
     the ``customer name`` of a customer is its ``name``, the ``store email`` of a department
-    store its ``email``; a key that is only the subject's noun becomes ``name`` (the city
-    whose city is "Rome" -> the city whose name is "Rome")."""
+    store its ``email``; a key that is only the subject's noun becomes ``name`` marked with
+    :data:`OWN_NOUN` (the city whose city is "Rome" -> the city "Rome", :func:`plain_key`;
+    :func:`pick` and :func:`~.layers.common.tidy` apply it)."""
     kw, sw = key.split(), subj.lower().split()
     if len(sw) > 1 and sw[-1] == "member" and sw[-2] in COLLECTIVE:
         sw = sw[:-1]  # (a staff member's ``staff name``)
     if not kw or not sw:
         return key
     if [w.lower() for w in kw] == sw[-len(kw) :] or singular(key).lower() == subj.lower():
-        return "name"
+        return OWN_NOUN + "name"  # (said as the record itself where a frame allows: plain_key)
     for n in range(min(len(sw), len(kw) - 1), 0, -1):
         rest = [w.lower() for w in kw[n:]]
         if [w.lower() for w in kw[:n]] == sw[-n:] and rest != ["id"] and rest[-1] not in _VAGUE:
@@ -285,7 +305,7 @@ def attr_words(attr: str, subj: str) -> str:
     (:func:`key_words`: the ``product price`` of a product is its ``price``, the ``customer
     email`` of a customer its ``email``); an attribute that is only the record's noun stays
     (the ``address`` of an address is no ``name``)."""
-    said = key_words(attr, subj)
+    said = key_words(attr, subj).replace(OWN_NOUN, "")
     return attr if said == "name" and "name" not in attr.lower().split() else said
 
 
@@ -295,8 +315,9 @@ def frame(frames: tuple[str, ...], rng: random.Random) -> str:
 
 
 def pick(frames: tuple[str, ...], rng: random.Random, **slots: Any) -> str:
-    """One of ``frames`` (seeded choice) with its slots filled."""
-    return frame(frames, rng).format(**slots)
+    """One of ``frames`` (seeded choice) with its slots filled (a key that is only the record's
+    noun said as the record: :func:`plain_key`)."""
+    return plain_key(frame(frames, rng).format(**slots))
 
 
 #: a noun said twice over: joined by a preposition ("the total of the total", "the address
@@ -411,6 +432,8 @@ __all__ = [
     "attr_words",
     "frame",
     "key_words",
+    "plain_key",
+    "OWN_NOUN",
     "pick",
     "plural",
     "quote",

@@ -59,6 +59,7 @@ from typing import Any
 from clarisql.envs.explorers import (
     answer_groups,
     containing,
+    contains,
     draw,
     fitting,
     levenshtein,
@@ -93,6 +94,7 @@ from clarisql.envs.synth.layers.surfaces import (
     PARTIAL,
     TYPO_TRIES,
     WRONG,
+    begins_alike,
     cut_offs,
     listed,
     misnamed,
@@ -116,6 +118,10 @@ from clarisql.envs.synth.types import ColumnProfile, Draft, LakeProfile, TablePr
 from clarisql.envs.synth.value_index import ValueIndexes
 from clarisql.envs.synth.verify import Verifier, is_trivial, same_answer
 from clarisql.envs.tasks import Label, Task, Underspec
+
+#: seed values a clarification tries per column: a surface must begin as every value it fits
+#: does (a cut-off the start of each, a made-up name sharing their head), which fewer seeds allow
+NAME_SEEDS = 24
 
 #: The recipes, in the order their shares are filled: (intent, scope kind, not-exist).
 RECIPES: dict[str, tuple[bool, str | None, bool]] = {
@@ -207,6 +213,8 @@ class _ClarifyGen:
         self._cache: dict[str, list[tuple] | None] = {}
         self._values = ValueIndexes(v)  # each name column read once (reach_sql from memory)
         self._fits: dict[tuple[str, str, str], list[Any] | None] = {}
+        #: the made-up names (:func:`misnamed`) :meth:`value_surface` gave out
+        self.made_up: set[str] = set()
         self.family_scopes = self._family_scopes()
         # written values made so far, per role (a name, a scope value) and problem
         self.made_problems: dict[tuple[str, str], int] = {}
@@ -269,9 +277,11 @@ class _ClarifyGen:
                 if surface.casefold() in known or containing(surface, vals):
                     continue
                 if fitting(surface, vals) is None:
-                    # its readings: the values it could be made from (a shared word or half)
+                    # its readings: the values it could be made from (a shared word or half),
+                    # each beginning as the surface does (never "Gutincis" for Francis)
                     fit = related(surface, vals)
-                    if gold in fit and len(fit) >= 2:
+                    if gold in fit and len(fit) >= 2 and all(begins_alike(surface, x) for x in fit):
+                        self.made_up.add(surface)
                         return surface, fit
             return None
         else:
@@ -294,8 +304,10 @@ class _ClarifyGen:
                 continue
             # a cut-off is ambiguous as a prefix too: "INSECTS" with one title that starts
             # with it (and another that holds it later) reads as that one title
+            # and a cut-off keeps the start of every value it fits: "Back" is no way to write
+            # "Holding Back The Years" (the gold is drawn among all of them)
             low = surface.casefold()
-            if problem == PARTIAL and sum(str(v).casefold().startswith(low) for v in fit) < 2:
+            if problem == PARTIAL and not all(str(v).casefold().startswith(low) for v in fit):
                 continue
             return surface, fit
         return None
@@ -380,7 +392,9 @@ class _ClarifyGen:
                 return None
             rng.shuffle(texts)
             # cut short or misspelled, each about half the time
-            for problem, seed in [(p, x) for p in self.problems("scope") for x in texts[:12]]:
+            for problem, seed in [
+                (p, x) for p in self.problems("scope") for x in texts[:NAME_SEEDS]
+            ]:
                 got = self.value_surface(seed, texts, problem)
                 if got is not None and len(reads := readings(got[0], vals)) >= 2:
                     # the literal reading filters on the surface as written
@@ -422,7 +436,7 @@ class _ClarifyGen:
             return None
         order = list(vals)
         rng.shuffle(order)
-        tries = [(p, seed) for p in self.problems("name") for seed in order[:12]]
+        tries = [(p, seed) for p in self.problems("name") for seed in order[:NAME_SEEDS]]
         for problem, seed in tries:
             got = self.name_surface(seed, vals, base, col, problem)
             if got is None:
@@ -431,7 +445,7 @@ class _ClarifyGen:
             reads = self.column_readings(t, col.name, surface)
             if min_rows > 1 or one_row:
                 reads = self.held_by_many(t, col, reads, scope_filter, min_rows, one_row)
-            if seed in reads and len(reads) >= 2:
+            if seed in reads and len(reads) >= 2 and self.begins_every(surface, reads):
                 break
         else:
             return None
@@ -441,6 +455,18 @@ class _ClarifyGen:
         if exists is None or exists[0][0]:
             return None
         return rng.choice(reads), surface, reads  # uniform over the readings
+
+    def begins_every(self, surface: str, reads: list[Any]) -> bool:
+        """Whether every reading of ``surface`` (over the whole column) begins as a user who
+        meant it would write it: a cut-off is the start of each, a made-up name
+        (:func:`~.surfaces.misnamed`) begins as each does (:func:`~.surfaces.begins_alike`);
+        a misspelling is within a typo's reach of each already."""
+        low = surface.casefold()
+        if all(contains(surface, x) for x in reads):
+            return all(str(x).casefold().startswith(low) for x in reads)
+        if surface in self.made_up:
+            return all(begins_alike(surface, x) for x in reads)
+        return True
 
     def held_by_many(
         self,

@@ -34,7 +34,7 @@ from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
-from clarisql.envs.synth.phrasing import agg_words, wording_flaw
+from clarisql.envs.synth.phrasing import agg_words, plain_key, wording_flaw
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import (
     ColumnProfile,
@@ -488,8 +488,9 @@ def state_tolerances(tasks: Iterable[Task], v: Verifier) -> None:
 
 
 def tidy(text: str) -> str:
-    """One space between words, no space before punctuation, a capital first letter."""
-    s = re.sub(r"\s+", " ", text).strip()
+    """One space between words, no space before punctuation, a capital first letter; a key that
+    is only the record's noun said as the record (:func:`~.phrasing.plain_key`)."""
+    s = re.sub(r"\s+", " ", plain_key(text)).strip()
     s = re.sub(r"\s+([?.,:;!])", r"\1", s)
     return s[:1].upper() + s[1:]
 

@@ -3,7 +3,7 @@
 The free-text gate asks a question about a written value to state its problem
 (:func:`clarisql.envs.simulators.gate.kinds.value_problem`): ``partial`` when the value meant
 contains the surface (:func:`cut_offs`: its first words, a left-out last word, a word cut off
-mid-way), ``wrong`` when it does not (:func:`misspellings`: a letter swapped, dropped or
+mid-way; a surface is used only where every value it fits starts with it), ``wrong`` when it does not (:func:`misspellings`: a letter swapped, dropped or
 doubled; :func:`misnamed`: a name the data lacks). :func:`problem_of` is that rule;
 :func:`listed` tells the columns whose values join several items (credit lists, addresses),
 which no user writes whole or cuts short. Pure functions of their arguments (and ``rng``).
@@ -14,12 +14,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from clarisql.envs.explorers import HALF, contains
+from clarisql.envs.explorers import HALF, contains, tokens
 from clarisql.envs.synth.column_roles import joins_items
 from clarisql.envs.synth.layers.common import _STOP
 
 #: the two problems a written value can have (:mod:`clarisql.envs.simulators.gate.kinds`)
 PARTIAL, WRONG = "partial", "wrong"
+#: the letters (fewest, most) another value lends a made-up name's ending: fewer than
+#: :data:`~clarisql.envs.explorers.HALF`, so the name does not read as that value's tail
+BLEND_TAIL = (2, HALF - 1)
 #: misspellings tried per seed value (each checked against the seed's close neighbours only)
 TYPO_TRIES = 40
 
@@ -64,12 +67,15 @@ def _cased(word: str, like: str) -> str:
 def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
     """Names the data lacks, made from ``value`` and the column's ``others`` (what a user who
     misremembers a name writes): one word of >= 4 letters swapped for a word of another value,
-    or, for a name of one word (or, half the time, the first word of a longer name), its head
-    joined to another value's tail where a vowel meets a consonant, each half >= 4 letters
-    ("Toroblin" from "Toronto" and "Dublin"), in ``value``'s letter case. The caller keeps
-    those no value contains and none is within a typo's reach of; their readings are the values
-    they could be made from (:func:`~clarisql.envs.explorers.made_from`: a shared word or
-    half), never a value unrelated to what the user wrote."""
+    or, for a name of one word (or, half the time, the first word of a longer name), most of
+    it with a different ending: its head (>= :data:`~clarisql.envs.explorers.HALF` letters,
+    all but its last 3 or more) joined where a vowel meets a consonant to the last
+    :data:`BLEND_TAIL` letters of another value ("Francis" -> "Franell" with "Darnell"), in
+    ``value``'s letter case. It reads as ``value`` misspelled, never as the tail of one
+    value glued to another (the tail is too short to name the value it came from). The
+    caller keeps those no value contains, none is within a typo's reach of, and whose
+    readings (:func:`~clarisql.envs.explorers.made_from`: a shared word or half) all begin
+    as the surface does (:func:`begins_alike`)."""
     words = value.split(" ")
     pool = [w for o in others for w in str(o).split(" ") if len(w) >= 4 and w.isalpha()]
     out = []
@@ -88,23 +94,30 @@ def misnamed(rng: random.Random, value: str, others: list[str]) -> list[str]:
             if not idx:
                 break
             i = rng.choice(idx)
+            if other.casefold() in {w.casefold() for w in words}:
+                continue  # ("Ines Ines" for "Ines Fir": a word the name holds already)
             out.append(" ".join([*words[:i], _cased(other, words[i]), *words[i + 1 :]]))
         elif len(words[0]) >= 4 and words[0].isalpha():
             one = words[0]
-            # both halves keep >= HALF letters, so the name still reads as the two it was made
-            # from (explorers.made_from: "Toroblin" is Toronto or Dublin, nothing else)
+            # the head keeps >= HALF letters (what explorers.made_from reads it by) and the
+            # other value lends a short ending only, so the name reads as this one misspelled
             joins = [
                 (k, m)
-                for k in range(HALF, len(one) - 1)
-                for m in range(1, len(other) - HALF + 1)
+                for k in range(HALF, len(one) - BLEND_TAIL[0] + 1)
+                for m in range(max(1, len(other) - BLEND_TAIL[1]), len(other) - BLEND_TAIL[0] + 1)
                 if (one[k - 1] in vowels) != (other[m] in vowels)
-                and abs(k + len(other) - m - len(one)) <= 2
+                and one[k - 1].casefold() != other[m - 1].casefold()  # (a longer tail)
+                and abs(k + len(other) - m - len(one)) <= 1
             ]
             if joins:
                 k, m = rng.choice(joins)
                 out.append(_cased(one[:k] + other[m:].lower(), one))
         words = value.split(" ")
-    return [x for x in dict.fromkeys(out) if len(x) >= 4 and x.casefold() != value.casefold()]
+    return [
+        x
+        for x in dict.fromkeys(out)
+        if len(x) >= 4 and x.casefold() != value.casefold() and not contains(x, value)
+    ]
 
 
 def misspellings(value: str) -> list[str]:
@@ -121,10 +134,38 @@ def misspellings(value: str) -> list[str]:
     return [x for x in dict.fromkeys(out) if x.casefold() != value.casefold()]
 
 
+def begins_alike(surface: str, value: Any) -> bool:
+    """Whether ``value`` begins as ``surface`` does: its first word is the surface's first word
+    or, for a one-word surface, starts with the surface's first
+    :data:`~clarisql.envs.explorers.HALF` letters (case-folded), and for a surface of several
+    words it holds most of them. A name a user writes keeps the
+    start of the name meant: "Back" is no way to write "Holding Back The Years", nor "Gutincis"
+    (a head of one name and the tail of "Francis") a way to write Francis."""
+    mine, have = tokens(str(surface)), tokens(str(value))
+    if not mine or not have:
+        return False
+    if len(mine) == 1 and len(mine[0]) >= HALF:
+        return have[0].startswith(mine[0][:HALF])
+    # a name of several words: the same first word, and most of the surface's words (a word
+    # swapped for another value's: "São José dos Paulo" reads as São José dos Campos, not as
+    # São Paulo)
+    return have[0] == mine[0] and 2 * sum(w in have for w in mine) > len(mine)
+
+
 def problem_of(surface: Any, meant: Any) -> str:
     """What is wrong with the written ``surface`` when ``meant`` was meant: ``partial`` when
     ``meant`` contains it (cut short), else ``wrong`` (the gate's rule)."""
     return PARTIAL if contains(str(surface), meant) else WRONG
 
 
-__all__ = ["PARTIAL", "WRONG", "cut_offs", "listed", "misnamed", "misspellings", "problem_of"]
+__all__ = [
+    "BLEND_TAIL",
+    "PARTIAL",
+    "WRONG",
+    "begins_alike",
+    "cut_offs",
+    "listed",
+    "misnamed",
+    "misspellings",
+    "problem_of",
+]

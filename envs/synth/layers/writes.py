@@ -63,7 +63,15 @@ from typing import Any
 
 from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role, name_words
-from clarisql.envs.synth.consistency import Dependencies, spelled_in_row, varies_within
+from clarisql.envs.synth.consistency import (
+    Dependencies,
+    described_by_children,
+    interchangeable,
+    names_row,
+    spelled_in_children,
+    spelled_in_row,
+    varies_within,
+)
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
     Made,
@@ -487,6 +495,8 @@ class _WriteGen:
         named = dict(zip([x.name for x in t.columns], row, strict=True))
         if spelled_in_row(named, c.name):
             return None  # the row itself spells the value: it is right as it is
+        if spelled_in_children(self.v, self.references(), t.name, named, c.name):
+            return None  # rows referring to it spell the value (a city's addresses' district)
         if c in measures(t):
             new = self.new_number(c, old)
         else:
@@ -931,8 +941,12 @@ class _WriteGen:
     def consistent_swap(self, t: TableProfile, k: ColumnProfile, c: ColumnProfile, ka, kb) -> bool:
         """Whether swapping ``c`` between the rows keyed ``ka`` and ``kb`` leaves each row
         agreeing with itself and the data: no value another column of its row spells (a first
-        name inside the e-mail), no dependency on the data broken (a state swapped between
-        customers of two countries): :mod:`~clarisql.envs.synth.consistency`."""
+        name inside the e-mail) or a row referring to it spells (an album's title track, a
+        city's name as its addresses' district), no names of two whole things (rows other
+        rows describe with text of their own: two albums, two cities) unless they differ in a
+        number alone ("Disc 1", "Disc 2"), no dependency on the data broken (a state swapped
+        between customers of two countries), no order with a key reversed (invoices numbered
+        in date order): :mod:`~clarisql.envs.synth.consistency`."""
         names = [x.name for x in t.columns]
         got = self.v.rows(
             f"SELECT {', '.join(qi(n) for n in names)} FROM {qi(t.name)} "
@@ -941,9 +955,17 @@ class _WriteGen:
         if not got or len(got) != 2:
             return False
         a, b = (dict(zip(names, r, strict=True)) for r in got)
+        if self.deps.swap_breaks_order(t, a, b, c.name):
+            return False  # (invoices numbered in date order: swapped dates reverse them)
+        refs = self.references()
+        if names_row(t, c) and not interchangeable(a[c.name], b[c.name]):
+            if any(described_by_children(self.v, refs, t.name, r) for r in (a, b)):
+                return False  # two albums' (two cities') names: no clerk mixes them up
         for me, other in ((a, b), (b, a)):
             if spelled_in_row(me, c.name):
                 return False
+            if spelled_in_children(self.v, refs, t.name, me, c.name):
+                return False  # (the album's title track, the district of the city's address)
             if self.deps.breaks_dependency(
                 t, me, c.name, other[c.name], k.name, exclude=[other[k.name]], alone=False
             ):
