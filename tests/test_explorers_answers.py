@@ -82,13 +82,21 @@ def test_made_up_name_reads_as_the_names_it_was_made_from() -> None:
     assert readings("2031", [2019, 2020]) == [2019, 2020]  # a year outside the data: every one
 
 
-def test_misnamed_halves_keep_four_letters_each() -> None:
+def test_misnamed_reads_as_the_gold_misspelled() -> None:
     rng = random.Random(0)
+    made = 0
     for gold in CITIES:
         others = [c for c in CITIES if c != gold]
         for s in misnamed(rng, gold, others):
-            assert made_from(s, gold), (gold, s)
-            assert sum(made_from(s, o) for o in others) >= 1, (gold, s)
+            made += 1
+            assert made_from(s, gold), (gold, s)  # the gold is one of its readings
+            assert s[:4].casefold() == gold[:4].casefold(), (gold, s)  # it begins as the gold
+    assert made
+
+
+#: names that share their beginnings: a made-up name reads as several of them
+FIRST = ("Francis Frances Franklin Frank Gutierrez Darnell Michael Michelle Laura Lauren Grant "
+         "Granger Nicholson Nicholas Reese Matthew").split()  # fmt: skip
 
 
 def test_misremembered_surface_readings_are_related(tmp_path: Path) -> None:
@@ -97,7 +105,7 @@ def test_misremembered_surface_readings_are_related(tmp_path: Path) -> None:
     con.execute("CREATE TABLE stops (stop_id INTEGER PRIMARY KEY, city TEXT, fare REAL)")
     con.executemany(
         "INSERT INTO stops (city, fare) VALUES (?, ?)",
-        [(c, float(i + k)) for i, c in enumerate(CITIES) for k in range(3)],
+        [(c, float(i + k)) for i, c in enumerate(FIRST) for k in range(3)],
     )
     con.commit()
     con.close()
@@ -105,13 +113,13 @@ def test_misremembered_surface_readings_are_related(tmp_path: Path) -> None:
     made = 0
     for seed in range(80):
         gen = _ClarifyGen(lake, v, random.Random(seed))
-        got = gen.value_surface(CITIES[seed % len(CITIES)], list(CITIES), WRONG)
-        if got is None or fitting(got[0], CITIES) is not None:
+        got = gen.value_surface(FIRST[seed % len(FIRST)], list(FIRST), WRONG)
+        if got is None or fitting(got[0], FIRST) is not None:
             continue  # a misspelling (within a typo's reach), not a made-up name
         made += 1
         surface, reads = got
-        assert CITIES[seed % len(CITIES)] in reads and len(reads) >= 2
+        assert FIRST[seed % len(FIRST)] in reads and len(reads) >= 2
         assert all(made_from(surface, r) for r in reads), (surface, reads)
-        assert len(reads) < len(CITIES), (surface, reads)  # before: every city was a reading
+        assert len(reads) < len(FIRST), (surface, reads)  # before: every name was a reading
         assert gen.column_readings("stops", "city", surface) == reads
     assert made >= 5
