@@ -83,7 +83,8 @@ def test_a_join_path_leaves_no_doubt_only_where_the_names_say_different_things(g
     lake, g = gen
     customer, film, product = (lake.table(n) for n in ("customer", "film", "product"))
     assert not g.in_doubt(customer, "middle name")  # first_name / last_name say which name
-    assert not g.in_doubt(customer, "last visit date")
+    assert g.in_doubt(customer, "last visit date")  # the latest of its films' years
+    assert not g.in_doubt(product, "last restock date")  # no linked row has a date
     assert g.in_doubt(product, "list price")  # product_price
     assert g.in_doubt(film, "release date")  # release_year: a date is read off a year
     assert g.in_doubt(customer, "signup date")  # create_date: signing up is creating

@@ -279,6 +279,9 @@ ADDRESS_PARTS = frozenset(
      "street name", "house number", "zip code", "postcode"}
 )  # fmt: skip
 
+#: words that make a date the first or last of several (a MAX or MIN over linked rows' dates)
+_EXTREMES = frozenset("last latest first earliest recent previous".split())
+
 #: head nouns that all say when: a ``release date`` may be read off a ``release_year``
 TEMPORAL = frozenset("date year time day month datetime timestamp period season".split())
 
@@ -696,6 +699,15 @@ class _UnansGen:
         } - {"id", "key", "code", "no", "num", "number"}
         if modifiers(attr, words(t.name)) & refs:
             return True  # ("the manager name of the store": the manager's staff row has it)
+        if head_noun(attr) in TEMPORAL and words(attr) & _EXTREMES:
+            near = self.linked(t)  # the last visit is the latest of the linked rows' dates
+            if any(
+                head_noun(c.name) in TEMPORAL or column_role(c) == "date"
+                for x in self.lake.tables
+                if x.name in near and x.name != t.name
+                for c in x.columns
+            ):
+                return True
         counted = re.match(r"number of (\w+)$", attr)
         if counted:  # a count of things a reachable table holds is a COUNT away
             kind, _ = entity_cue(counted.group(1))
