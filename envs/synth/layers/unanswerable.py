@@ -712,12 +712,13 @@ class _UnansGen:
         if counted:  # a count of things a reachable table holds is a COUNT away
             kind, _ = entity_cue(counted.group(1))
             near = self.linked(t)
-            return any(
+            if any(
                 (kind != "thing" and self.cue_of(x)[0] == kind)
                 or singular(counted.group(1)) in {singular(w) for w in words(x.name)}
                 for x in self.lake.tables
                 if x.name in near and x.name != t.name
-            )
+            ):
+                return True  # (else the head-noun rule below still applies)
         same = [h, *(sorted(TEMPORAL - {h}) if h in TEMPORAL else ())]
         return any(
             not distinct_attributes(attr, c, ent) for x in same for c, ent in heads.get(x, ())
