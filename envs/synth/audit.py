@@ -744,11 +744,9 @@ class Auditor:
         :mod:`~clarisql.envs.synth.consistency`."""
         from clarisql.envs.synth.consistency import (
             Dependencies,
-            described_by_children,
-            interchangeable,
-            names_row,
             spelled_in_children,
             spelled_in_row,
+            whole_things_swapped,
         )
 
         if self._deps is None:
@@ -821,14 +819,9 @@ class Auditor:
                 continue
             t = self.lake.table(tname)
             a, b = pair
-            why = self._deps.swap_breaks_order(t, a, b, c)
-            if why is None and names_row(t, t.column(c)):
-                if not interchangeable(a.get(c), b.get(c)):
-                    whole = [described_by_children(self.v, refs, tname, r) for r in pair]
-                    if any(whole):
-                        why = (
-                            f"{c} of two whole things ({next(w for w in whole if w)} refer to them)"
-                        )
+            why = self._deps.swap_breaks_order(t, a, b, c) or whole_things_swapped(
+                self.v, refs, t, t.column(c), a, b
+            )
             if why:
                 report.add("write-leaves-row-inconsistent", task, why)
                 return

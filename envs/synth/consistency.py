@@ -454,6 +454,26 @@ def interchangeable(a: Any, b: Any) -> bool:
     return mask(a) == mask(b)
 
 
+def whole_things_swapped(
+    v: Verifier,
+    refs: References,
+    t: TableProfile,
+    c: Any,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+) -> str | None:
+    """Why exchanging column ``c`` (what the rows are called, :func:`names_row`) between rows
+    ``a`` and ``b`` of ``t`` swaps two whole things: rows of another table describe one of them
+    (:func:`described_by_children`: two albums, two cities), and the two names differ in more
+    than a number (:func:`interchangeable`); ``None`` when it does not. The write layer and the
+    audit ask this one rule."""
+    if not names_row(t, c) or interchangeable(a.get(c.name), b.get(c.name)):
+        return None
+    whole = [described_by_children(v, refs, t.name, r) for r in (a, b)]
+    told = next((w for w in whole if w), None)
+    return f"{c.name} of two whole things ({told} refer to them)" if told else None
+
+
 def spelled_in_row(row: Mapping[str, Any], c: str) -> str | None:
     """The other text column of ``row`` whose value contains ``row[c]`` (case-folded, at least
     :data:`LEAST_SPELLED` characters: a name inside an e-mail or login), or one of its words of
@@ -480,6 +500,7 @@ __all__ = [
     "spelled_in_children",
     "spelled_in_row",
     "varies_within",
+    "whole_things_swapped",
     "KEY_ORDER_SLACK",
     "LEAST_GROUPS",
     "LEAST_ORDERED",

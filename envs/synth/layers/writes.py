@@ -65,12 +65,10 @@ from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 from clarisql.envs.synth.column_roles import column_role, name_words
 from clarisql.envs.synth.consistency import (
     Dependencies,
-    described_by_children,
-    interchangeable,
-    names_row,
     spelled_in_children,
     spelled_in_row,
     varies_within,
+    whole_things_swapped,
 )
 from clarisql.envs.synth.layers.clarify import _ClarifyGen
 from clarisql.envs.synth.layers.common import (
@@ -958,9 +956,8 @@ class _WriteGen:
         if self.deps.swap_breaks_order(t, a, b, c.name):
             return False  # (invoices numbered in date order: swapped dates reverse them)
         refs = self.references()
-        if names_row(t, c) and not interchangeable(a[c.name], b[c.name]):
-            if any(described_by_children(self.v, refs, t.name, r) for r in (a, b)):
-                return False  # two albums' (two cities') names: no clerk mixes them up
+        if whole_things_swapped(self.v, refs, t, c, a, b):
+            return False  # two albums' (two cities') names: no clerk mixes them up
         for me, other in ((a, b), (b, a)):
             if spelled_in_row(me, c.name):
                 return False
