@@ -14,7 +14,9 @@ Contract
   - ``group-by-aggregated-column``: a column both grouped by and aggregated in one SELECT;
   - ``unanswerable-with-matching-column``: an unanswerable task whose requested attribute some
     column may hold (:func:`~.layers.unanswerable.absent`, with the embedder when given), or
-    whose head noun is a column's head noun in a table the asked table reaches by joins;
+    whose head noun is a column's head noun in a table the asked table reaches by joins (for
+    column-surface, other than other people's tables: :meth:`~.layers.unanswerable._UnansGen.
+    other_people`);
   - ``typo-with-unique-nearest-value``: a misspelled or partial value (``not-exist`` /
     ``Error`` labels) for which exactly one value of the label's column starts with it or lies
     within two edits of it: an agent resolves it without asking;
@@ -596,15 +598,21 @@ class Auditor:
             from clarisql.envs.synth.layers.unanswerable import _UnansGen
 
             gen = _UnansGen(self.lake, self.v, random.Random(0))
-            if any(gen.in_doubt(self.lake.table(t), attr) for t in asked):
+            surface = task.unanswerable_kind == "column-surface"
+            people = {  # other people's tables: their columns are not the asked rows' own
+                t: gen.other_people(self.lake.table(t)) if surface else frozenset() for t in asked
+            }
+            if any(gen.in_doubt(self.lake.table(t), attr, people[t]) for t in asked):
                 # a column the asked table reaches by joins shares the attribute's head noun
                 report.add("unanswerable-with-matching-column", task, f"{attr} (head noun)")
                 return
-            if task.unanswerable_kind == "column-surface":
+            if surface:
                 # TrustSQL's column-surface kind: the column exists, but in a table the one
-                # asked about cannot reach; only the tables it reaches count
+                # asked about cannot reach, or reaches only through other people's rows
+                # (a customer's support rep); only the other tables it reaches count
                 near = set().union(*(gen.reachable(self.lake.table(t)) for t in asked))
                 near |= self.fk_reach(asked)  # declared keys link whatever their names
+                near -= set().union(*people.values())
                 tables = [t for t in tables if t.name in near]
         if not absent(attr, tables, self.semantic):
             report.add("unanswerable-with-matching-column", task, attr)

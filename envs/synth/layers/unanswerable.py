@@ -3,8 +3,11 @@
 Kinds (TrustSQL's definitions; strings from :data:`clarisql.envs.tasks.UNANSWERABLE_KINDS` by index)
 - ``[0]`` column-surface: asks for a (non-key) column that exists in ANOTHER table, about a table
   that cannot reach that table through any number of joins (discovered join pairs and shared
-  id-like columns); no table it reaches has a column of that name either, so the value cannot be
-  read off the record or a join path.
+  id-like columns), or reaches it only as other people's rows (:meth:`_UnansGen.other_people`:
+  the ``birth date`` of a customer where only the employees, the customers' support reps, have
+  one; the twin asks it of an employee); no other table it reaches has a column of that name
+  either, so the value cannot be read off the record or a join path. A suite asks one
+  attribute this way at most :data:`MAX_ASKS` times.
 
 When in doubt, not unanswerable: for the three column kinds, an attribute whose head noun
 (:func:`head_noun`: ``list price`` -> ``price``) is the head noun of a column of the subject
@@ -390,6 +393,10 @@ def embedder_check() -> Any:
     return semantic
 
 
+#: how often a suite asks one attribute as column-surface at most
+MAX_ASKS = 3
+
+
 class _UnansGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
@@ -408,11 +415,13 @@ class _UnansGen:
         self._semantic: Any = None
         self._links: dict[str, set[str]] | None = None
         self._surface: dict[str, list[tuple[TableProfile, ColumnProfile]]] = {}
-        self._heads: dict[str, dict[str, list[tuple[str, frozenset[str]]]]] = {}
+        self._heads: dict[str, dict[str, list[tuple[str, frozenset[str], str]]]] = {}
         self._groups: dict[str, bool] = {}
         self._schema_words: frozenset[str] | None = None
         self._asked: dict[str, int] = {}  # attribute -> how often a column kind asked it
         self._twinned: dict[tuple[str, str], int] = {}  # (table, column) -> answerable twins
+        self._same: dict[str, set[str]] | None = None  # table -> one-to-one linked tables
+        self._people: dict[str, frozenset[str]] = {}  # table -> other people's tables
 
     def credits(self, t: TableProfile, c: ColumnProfile) -> bool:
         """Whether ``c``'s values read as credit lists (:func:`~clarisql.envs.synth.column_roles.
@@ -518,13 +527,22 @@ class _UnansGen:
         ]
 
     def attr_task(
-        self, kind: str, t: TableProfile, attr: str, extra: dict[str, Any]
+        self,
+        kind: str,
+        t: TableProfile,
+        attr: str,
+        extra: dict[str, Any],
+        owner: tuple[TableProfile, ColumnProfile] | None = None,
     ) -> Made | None:
         """An unanswerable request for ``attr`` of ``t``'s rows, with its answerable twin in
         ``meta["twin"]``: the same frame, subject, key and value, asking for a column ``t``
-        has (:mod:`~clarisql.envs.synth.layers.twins` makes it a well-specified task)."""
+        has (:mod:`~clarisql.envs.synth.layers.twins` makes it a well-specified task). With
+        ``owner`` (another people's table and its column ``attr``: :meth:`other_people`), the
+        twin asks the same attribute of one of ``owner``'s rows in the same frame (the
+        ``birth date`` of a customer / of an employee), and the doubt rule leaves out the
+        columns of :meth:`other_people`."""
         rng = self.rng
-        if self.in_doubt(t, attr):
+        if self.in_doubt(t, attr, self.other_people(t) if owner is not None else frozenset()):
             return None  # when in doubt, not unanswerable
         subj = self.subject(t) if rng.random() < 0.7 else None
         where = None if subj is not None else self.where_subject(t)
@@ -539,7 +557,11 @@ class _UnansGen:
             cond = f"{qi(subj[0].name)} = {sql_lit(subj[1])}"
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
-            if others:  # the column nearest to the attribute asked: their words overlap most;
+            if owner is not None:
+                twin = self.owner_twin(tpl, owner, attr)
+            if (
+                twin is None and others
+            ):  # the column nearest to the attribute asked: their words overlap most;
                 c = max(others, key=lambda c: _nearness(attr, c, t))
                 if _nearness(attr, c, t)[0] == 0:  # none shares a word: the least asked one
                     used = self._twinned.get  # (twins as varied in their words as the asks)
@@ -561,6 +583,8 @@ class _UnansGen:
                 "gold_sql": f"SELECT {qi(lab.name)} FROM {qi(t.name)} WHERE {cond}",
                 "columns": [f"{t.name}.{lab.name}", *cols],
             }
+            if owner is not None:
+                twin = self.owner_twin(tpl, owner, attr) or twin
         text = tpl.format(attr=attr, **slots)
         naive = self.nearest_sql(t, attr, subj, cond)
         if not self.v.rows(naive):
@@ -571,11 +595,114 @@ class _UnansGen:
             if is_trivial(rows) or echoes_question(rows or [], twin["utterance"]) or repeated:
                 twin = None  # (repeated rows: a listed answer that cannot tell its rows apart)
             else:
-                twin["tables"] = [t.name]
+                twin.setdefault("tables", [t.name])
         meta = {"requested": attr, **extra}
         if twin is not None:
             meta["twin"] = twin
         return _made(kind, text, naive, [t.name], cols, meta)
+
+    def owner_twin(
+        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str
+    ) -> dict[str, Any] | None:
+        """The answerable twin of a request for ``attr`` that another people's table ``b``
+        holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows, asking ``c``
+        in the same words (:meth:`attr_task`); ``None`` when ``b`` has no subject for it."""
+        b, c = owner
+        if "{subjs}" in tpl:  # the listing frame: the rows of one scope value of b
+            got = self.where_subject(b)
+            if got is None:
+                return None
+            d, v, _ = got
+            slots = {"subj": _row(b), "subjs": plural(_row(b)), "key": _key(d, b), "v": _q(v)}
+        else:
+            subj = self.subject(b)
+            if subj is None or subj[0].name == c.name:
+                return None
+            d, v = subj
+            slots = {"subj": _row(b), "key": _key(d, b), "v": _q(v)}
+        return {
+            "utterance": tidy(tpl.format(attr=attr, **slots)),
+            "gold_sql": f"SELECT {qi(c.name)} FROM {qi(b.name)} WHERE {qi(d.name)} = {sql_lit(v)}",
+            "columns": [f"{b.name}.{c.name}", f"{b.name}.{d.name}"],
+            "tables": [b.name],
+        }
+
+    def same_rows(self, t: TableProfile) -> set[str]:
+        """``t`` and the tables whose rows are ``t``'s rows: the closure of one-to-one links
+        (a discovered join pair, or a shared id-like column that names one of the two, unique
+        on both sides: a
+        ``students.student_id`` that is a ``people.person_id``) through tables of ``t``'s kind
+        or of no known kind (a customer and a staff member who each have one address row are
+        not one person), and tables named by a word of ``t``'s name (``customer_details``)."""
+        if self._same is None:
+            uniq = {(x.name, c.name) for x in self.lake.tables for c in x.columns if c.unique}
+            pairs = [(j.left, j.right) for j in self.lake.joins]
+            ids: dict[str, list[str]] = {}
+            for x in self.lake.tables:
+                for c in x.columns:
+                    if id_like_name(c.name):
+                        ids.setdefault(c.name.lower(), []).append(x.name)
+            for name, tabs in ids.items():  # (a shared key that is one of the two's own: a
+                named = {singular(w) for w in words(name)}  # person_id of people and employees;
+                pairs += [  # two address_ids say nothing of each other's rows)
+                    ((a, name), (b, name))
+                    for a in tabs
+                    for b in tabs
+                    if a < b and named & {singular(w) for w in words(a) | words(b)}
+                ]
+            one: dict[str, set[str]] = {x.name: set() for x in self.lake.tables}
+            for left, right in pairs:
+                lc = self._column_named(*left)
+                rc = self._column_named(*right)
+                if lc and rc and lc in uniq and rc in uniq and left[0] in one and right[0] in one:
+                    one[left[0]].add(right[0])
+                    one[right[0]].add(left[0])
+            self._same = one
+        own = {singular(w) for w in words(t.name)}
+        kind = self.cue_of(t)[0]
+        seen, todo = {t.name}, [t.name]
+        while todo:
+            at = todo.pop()
+            for n in sorted(self._same.get(at, ())):
+                if n not in seen:
+                    seen.add(n)
+                    if self.cue_of(self.lake.table(n))[0] in (kind, "thing"):
+                        todo.append(n)  # (only these pass the identity on)
+        for x in self.lake.tables:
+            if own & {singular(w) for w in words(x.name)}:
+                seen.add(x.name)
+        return seen
+
+    def _column_named(self, table: str, name: str) -> tuple[str, str] | None:
+        """``(table, column)`` for a column named ``name`` in any case; ``None`` if none."""
+        for x in self.lake.tables:
+            if x.name == table:
+                for c in x.columns:
+                    if c.name.lower() == name.lower():
+                        return x.name, c.name
+        return None
+
+    def other_people(self, t: TableProfile) -> frozenset[str]:
+        """Tables ``t`` reaches whose rows are other people than ``t``'s: ``t`` and they hold
+        people (:meth:`cue_of`) told by different words (customers, employees), and no
+        one-to-one link makes one's rows the other's (:meth:`same_rows`). A person's
+        attributes are their own: the ``birth date`` of a customer's support rep, reached by
+        a join, is not the customer's, so a column only such a table has may be asked of ``t``
+        as column-surface. Only people: what a city's country or a track's album has is often
+        theirs too (a currency, a release date)."""
+        if t.name not in self._people:
+            out: set[str] = set()
+            kind, cue = self.cue_of(t)
+            if kind == "person":
+                reach, own = self.reachable(t), self.same_rows(t)
+                for x in self.lake.tables:
+                    if x.name in own or x.name not in reach:
+                        continue
+                    k, c = self.cue_of(x)
+                    if k == "person" and c != cue:
+                        out.add(x.name)
+            self._people[t.name] = frozenset(out)
+        return self._people[t.name]
 
     # --- the five kinds ----------------------------------------------------------------------------
     def column_surface(self) -> Made | None:
@@ -584,24 +711,29 @@ class _UnansGen:
             return None
         t = rng.choice(self.tables)
         if t.name not in self._surface:  # (other table, column) pairs t may be asked about
-            linked = self.reachable(t)  # any number of joins: a join path may answer
-            near = [x for x in self.lake.tables if x.name in linked]  # t and what it reaches
+            linked = self.reachable(t)  # any number of joins: a join path may answer,
+            people = self.other_people(t)  # unless it leads to other people
+            near = [x for x in self.lake.tables if x.name in linked and x.name not in people]
             self._surface[t.name] = [
                 (b, c)
                 for b in self.tables
-                if b.name not in linked
+                if b.name not in linked or b.name in people
                 for c in b.usable()
                 if words(c.name)
                 and not id_like_name(c.name)
                 and speakable(c.name)
-                and column_role(c) not in ("flag", "identifier", "code")  # ("the june of
-                and self.fits(
-                    t, b, human(c.name)
-                )  # every skip label"; "the staff name of the address")
+                and column_role(c) not in ("flag", "identifier")  # ("the june of every
+                and (column_role(c) != "code" or b.name in people)  # skip label"; a person's
+                and self.fits(t, b, human(c.name))  # email reads as a code; "the staff name
+                # of the address")
                 and not self.named_by(t.name, c.name)
                 and absent(human(c.name), near)
             ]
-        others = self._surface[t.name]
+        others = [  # (a suite that asks one birth date thirty times teaches the word)
+            (b, c)
+            for b, c in self._surface[t.name]
+            if self._asked.get(attr_words(human(c.name), _row(b)), 0) < MAX_ASKS
+        ]
         if not others:
             return None
         near = self.look_alike(t, others, lambda x: human(x[1].name))
@@ -611,11 +743,15 @@ class _UnansGen:
         picks = {(b.name, c.name): (b, c) for b, c in near + others if human(c.name) in low}
         b, c = rng.choice(list(picks.values()))
         attr = attr_words(human(c.name), _row(b))  # (b's "customer phone" is a "phone")
+        people = self.other_people(t)
         if attr != human(c.name):
-            near_t = [x for x in self.lake.tables if x.name in self.reachable(t)]
+            near_t = [
+                x for x in self.lake.tables if x.name in self.reachable(t) and x.name not in people
+            ]
             if not absent(attr, near_t):
                 return None  # (t has a phone of its own)
-        got = self.attr_task(K_SURFACE, t, attr, {"resembles": f"{b.name}.{c.name}"})
+        owner = (b, c) if b.name in people else None
+        got = self.attr_task(K_SURFACE, t, attr, {"resembles": f"{b.name}.{c.name}"}, owner)
         if got is not None:
             self._asked[attr] = self._asked.get(attr, 0) + 1
         return got
@@ -626,11 +762,20 @@ class _UnansGen:
         head noun is the head of an attribute such entities have (:func:`~clarisql.envs.synth.
         names.attributes_of`). A question about another kind's attribute (the ``product price``
         of a staff member, the ``order date`` of a store) or about what only another role has
-        (the ``salary`` of a customer) is none a user would ask."""
+        (the ``salary`` of a customer) is none a user would ask. ``attr``'s words may also be
+        part of such an attribute's (an ``email`` is an ``email address``), and it is never
+        one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
+        synth.names.EMPLOYMENT_ATTRIBUTES`)."""
         kind, cue = self.cue_of(t)
         if kind == "thing" or self.cue_of(b)[0] != kind:
             return False
-        return head_noun(attr) in {head_noun(a) for a in attributes_of(kind, cue)}
+        have = attributes_of(kind, cue)
+        h, ws = head_noun(attr), words(attr)
+        barred = [a for a in WORLD_ATTRIBUTES.get(kind, ()) if a not in have]
+        said = {s for w in ws for s in synonyms(w)}  # (a "create date" is a signup date)
+        if any(head_noun(a) == h and (words(a) - {h}) & said for a in barred):
+            return False
+        return any(head_noun(a) == h or ws <= words(a) for a in have)
 
     @staticmethod
     def named_by(table: str, column: str) -> bool:
@@ -667,29 +812,35 @@ class _UnansGen:
         """Tables ``t`` reaches through any number of joins (its connected component)."""
         return self.linked(t, hops=len(self.lake.tables))
 
-    def in_doubt(self, t: TableProfile, attr: str) -> bool:
+    def in_doubt(self, t: TableProfile, attr: str, besides: frozenset[str] = frozenset()) -> bool:
         """``attr``'s head noun (:func:`head_noun`) is the head noun of a column of ``t`` or of
         any table reachable from it, and the two names do not say two different things of it
         (:func:`distinct_attributes`): a join path may hold it (``list price`` of a product with
         a ``product_price``), so it is never asked as unanswerable; the ``date of birth`` of a
         customer with a ``create_date`` is still asked. So is every attribute when
-        such a table has a column named in another language (:func:`foreign_word`)."""
+        such a table has a column named in another language (:func:`foreign_word`). The
+        columns of the tables in ``besides`` (other people's: :meth:`other_people`) do not
+        count."""
         h = head_noun(attr)
         if not h:
             return True
         if t.name not in self._heads:
             reach = self.reachable(t)
-            heads: dict[str, list[tuple[str, frozenset[str]]]] = {}
+            heads: dict[str, list[tuple[str, frozenset[str], str]]] = {}
             for x in self.lake.tables:
                 if x.name not in reach:
                     continue
                 for c in x.columns:
                     if foreign_word(c.name):  # a column in another language may hold anything
-                        heads.setdefault("*", [])
+                        heads.setdefault("*", []).append((c.name, frozenset(), x.name))
                     ent = words(t.name)  # (the asked table's word says nothing: store_address)
-                    heads.setdefault(head_noun(c.name), []).append((c.name, ent))
-            self._heads[t.name] = heads  # type: ignore[assignment]
-        heads = self._heads[t.name]  # type: ignore[assignment]
+                    heads.setdefault(head_noun(c.name), []).append((c.name, ent, x.name))
+            self._heads[t.name] = heads
+        heads = {
+            h: kept
+            for h, cols in self._heads[t.name].items()
+            if (kept := [(c, ent) for c, ent, x in cols if x not in besides])
+        }
         if "*" in heads:
             return True
         if attr in ADDRESS_PARTS and ("address" in heads or "detail" in heads):
@@ -986,9 +1137,9 @@ def unanswerable_tasks(
 ) -> list[Task]:
     """At most ``n`` unanswerable tasks spread evenly over TrustSQL's five kinds.
 
-    A kind the lake cannot give (column-surface needs two unlinked tables; non-sql needs a
-    measure and a scope column, or a name and a text column; the pools' words must be absent from
-    the schema) yields fewer tasks; its share goes to the other kinds, each up to twice its own
+    A kind the lake cannot give (column-surface needs two unlinked tables or two tables of
+    people; non-sql needs a measure and a scope column, or a name and a text column; the pools'
+    words must be absent from the schema) yields fewer tasks; its share goes to the other kinds, each up to twice its own
     share (so a lake that allows one kind makes fewer tasks, not a suite of that kind).
     ``drafts`` is accepted for the shared layer signature.
     """

@@ -1,0 +1,127 @@
+"""Column-surface along a path to other people (:meth:`_UnansGen.other_people`).
+
+- A column only another people's table has (the ``birth date`` of the employees a customer's
+  ``support_rep_id`` leads to) is asked of the customer as column-surface: the join gives the
+  rep's, not the customer's; the twin asks it of an employee in the same frame.
+- Rows linked one to one (a ``student`` that is a ``person``) are one person: nothing the
+  other holds is asked. Two tables that each have one address row are not one person.
+- Only people: what a city's country has (a currency) is often the city's too.
+- What only another role has is not asked (no ``hire date`` of a customer), and no attribute
+  more than ``MAX_ASKS`` times.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+import pytest
+
+from clarisql.envs.synth.discover import discover
+from clarisql.envs.synth.layers.unanswerable import MAX_ASKS, _UnansGen
+from clarisql.envs.synth.profile import profile_lake
+from clarisql.envs.synth.verify import Verifier
+
+SCHEMA = """
+CREATE TABLE address (address_id INTEGER PRIMARY KEY, street TEXT);
+CREATE TABLE employee (employee_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
+                       birth_date TEXT, hire_date TEXT,
+                       address_id INTEGER UNIQUE REFERENCES address(address_id));
+CREATE TABLE customer (customer_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
+                       email TEXT, support_rep_id INTEGER REFERENCES employee(employee_id),
+                       address_id INTEGER UNIQUE REFERENCES address(address_id));
+CREATE TABLE person (person_id INTEGER PRIMARY KEY, full_name TEXT, birth_date TEXT,
+                     nationality TEXT);
+CREATE TABLE student (student_id INTEGER PRIMARY KEY REFERENCES person(person_id),
+                      nickname TEXT, enrolled TEXT);
+CREATE TABLE country (country_id INTEGER PRIMARY KEY, country_name TEXT, currency TEXT);
+CREATE TABLE city (city_id INTEGER PRIMARY KEY, city_name TEXT,
+                   country_id INTEGER REFERENCES country(country_id));
+"""
+
+NAMES = ["Ann", "Bob", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ida", "Jo", "Kit", "Lu"]
+
+
+@pytest.fixture(scope="module")
+def gen(tmp_path_factory: pytest.TempPathFactory):
+    path = tmp_path_factory.mktemp("people") / "people.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(SCHEMA)
+    for i, f in enumerate(NAMES, 1):
+        conn.execute("INSERT INTO address VALUES (?, ?)", (i, f"{i} Elm Street"))
+        conn.execute("INSERT INTO address VALUES (?, ?)", (100 + i, f"{i} Oak Road"))
+        conn.execute(
+            "INSERT INTO employee VALUES (?, ?, ?, ?, ?, ?)",
+            (i, f, f"Jones{i}", f"1980-03-{i:02d}", f"2010-04-{i:02d}", 100 + i),
+        )
+        conn.execute(
+            "INSERT INTO customer VALUES (?, ?, ?, ?, ?, ?)",
+            (i, f"{f}a", f"Smith{i}", f"{f.lower()}@mail.example", 1 + i % 4, i),
+        )
+        conn.execute(
+            "INSERT INTO person VALUES (?, ?, ?, ?)",
+            (i, f"{f} Brown", f"2001-05-{i:02d}", ["Irish", "Welsh", "Scots"][i % 3]),
+        )
+        conn.execute("INSERT INTO student VALUES (?, ?, ?)", (i, f"{f}y", f"2019-09-{i:02d}"))
+        conn.execute("INSERT INTO country VALUES (?, ?, ?)", (i, f"Land{f}", f"C{i}"))
+        conn.execute("INSERT INTO city VALUES (?, ?, ?)", (i, f"Town{f}", 1 + i % 3))
+    conn.commit()
+    conn.close()
+    lake = discover(profile_lake(path))
+    v = Verifier(path)
+    yield lake, _UnansGen(lake, v, random.Random(0))
+    v.close()
+
+
+def test_other_people_are_those_no_one_to_one_link_makes_the_same(gen) -> None:
+    lake, g = gen
+    assert g.other_people(lake.table("customer")) == frozenset({"employee"})
+    assert "employee" in g.other_people(lake.table("customer"))
+    # a student is a person (a key that is the other's key): one person, two tables
+    assert "person" in g.same_rows(lake.table("student"))
+    assert "person" not in g.other_people(lake.table("student"))
+    # each has one address row: that does not make a customer an employee
+    assert "employee" not in g.same_rows(lake.table("customer"))
+    # only people: a city's country is no other "person"
+    assert g.other_people(lake.table("city")) == frozenset()
+
+
+def test_another_person_s_column_is_no_doubt_only_besides_other_people(gen) -> None:
+    lake, g = gen
+    customer = lake.table("customer")
+    assert g.in_doubt(customer, "birth date")  # the join path reaches a birth date
+    assert not g.in_doubt(customer, "birth date", g.other_people(customer))  # the rep's
+    # the student's own person row holds a birth date: never asked
+    student = lake.table("student")
+    assert g.in_doubt(student, "birth date", g.other_people(student))
+    # what only workers have is no customer's attribute
+    assert not g.fits(customer, lake.table("employee"), "hire date")
+    assert g.fits(customer, lake.table("employee"), "birth date")
+    assert g.fits(lake.table("employee"), customer, "email")  # (an email address)
+
+
+def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(gen) -> None:
+    lake, _ = gen
+    v = Verifier(lake.db_path)
+    try:
+        g = _UnansGen(lake, v, random.Random(3))
+        made = [m for m in (g.column_surface() for _ in range(200)) if m is not None]
+    finally:
+        v.close()
+    asked = {(m.meta["tables"][0], m.meta["requested"]) for m in made}
+    pathed = {m.meta["resembles"] for m in made if m.meta["tables"][0] == "customer"}
+    assert "employee.birth_date" in pathed  # (reached by the support_rep_id join)
+    assert ("customer", "birth date") in asked
+    assert ("employee", "email") in asked
+    assert not any(a == "hire date" for _, a in asked)
+    assert not any(t in ("student", "city") for t, _ in asked)
+    owned = 0
+    for m in made:
+        assert sum(x.meta["requested"] == m.meta["requested"] for x in made) <= MAX_ASKS
+        owner = m.meta["resembles"].split(".")[0]
+        twin = m.meta.get("twin")
+        if twin and twin["tables"] == [owner]:  # the same attribute, asked of the other person
+            owned += 1
+            assert m.meta["requested"] in twin["utterance"]
+            assert f"FROM {owner} " in twin["gold_sql"].replace('"', "")
+    assert owned >= 1
