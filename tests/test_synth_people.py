@@ -5,7 +5,8 @@
   rep's, not the customer's; the twin asks it of an employee in the same frame.
 - Rows linked one to one (a ``student`` that is a ``person``) are one person: nothing the
   other holds is asked. Two tables that each have one address row are not one person.
-- Only people: what a city's country has (a currency) is often the city's too.
+- Only people (rows a name names, not a membership's link rows): what a city's country has (a
+  currency) is often the city's too.
 - What only another role has is not asked (no ``hire date`` of a customer), and no attribute
   more than ``MAX_ASKS`` times.
 """
@@ -34,6 +35,10 @@ CREATE TABLE person (person_id INTEGER PRIMARY KEY, full_name TEXT, birth_date T
                      nationality TEXT);
 CREATE TABLE student (student_id INTEGER PRIMARY KEY REFERENCES person(person_id),
                       nickname TEXT, enrolled TEXT);
+CREATE TABLE member (member_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
+                     gender TEXT);
+CREATE TABLE membership (member_id INTEGER REFERENCES member(member_id),
+                         customer_id INTEGER REFERENCES customer(customer_id), status TEXT);
 CREATE TABLE country (country_id INTEGER PRIMARY KEY, country_name TEXT, currency TEXT);
 CREATE TABLE city (city_id INTEGER PRIMARY KEY, city_name TEXT,
                    country_id INTEGER REFERENCES country(country_id));
@@ -63,6 +68,12 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
             (i, f"{f} Brown", f"2001-05-{i:02d}", ["Irish", "Welsh", "Scots"][i % 3]),
         )
         conn.execute("INSERT INTO student VALUES (?, ?, ?)", (i, f"{f}y", f"2019-09-{i:02d}"))
+        conn.execute(
+            "INSERT INTO member VALUES (?, ?, ?, ?)", (i, f"{f}m", f"Moss{i}", "FM"[i % 2])
+        )
+        conn.execute(
+            "INSERT INTO membership VALUES (?, ?, ?)", (i, 1 + i % 5, ["active", "lapsed"][i % 2])
+        )
         conn.execute("INSERT INTO country VALUES (?, ?, ?)", (i, f"Land{f}", f"C{i}"))
         conn.execute("INSERT INTO city VALUES (?, ?, ?)", (i, f"Town{f}", 1 + i % 3))
     conn.commit()
@@ -75,8 +86,8 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
 
 def test_other_people_are_those_no_one_to_one_link_makes_the_same(gen) -> None:
     lake, g = gen
-    assert g.other_people(lake.table("customer")) == frozenset({"employee"})
-    assert "employee" in g.other_people(lake.table("customer"))
+    # (a membership's rows link people, no name names them: not people)
+    assert g.other_people(lake.table("customer")) == frozenset({"employee", "member"})
     # a student is a person (a key that is the other's key): one person, two tables
     assert "person" in g.same_rows(lake.table("student"))
     assert "person" not in g.other_people(lake.table("student"))
@@ -112,7 +123,11 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
     pathed = {m.meta["resembles"] for m in made if m.meta["tables"][0] == "customer"}
     assert "employee.birth_date" in pathed  # (reached by the support_rep_id join)
     assert ("customer", "birth date") in asked
-    assert ("employee", "email") in asked
+    assert {t for t, a in asked if a == "email"} <= {"employee", "member"}  # (the customers')
+    assert any(a == "email" for _, a in asked)
+    # another person's column of two values (a gender) is asked too; a membership's status not
+    assert any(a == "gender" for _, a in asked)
+    assert not any(a == "status" for _, a in asked)
     assert not any(a == "hire date" for _, a in asked)
     assert not any(t in ("student", "city") for t, _ in asked)
     owned = 0

@@ -688,8 +688,9 @@ class _UnansGen:
         one-to-one link makes one's rows the other's (:meth:`same_rows`). A person's
         attributes are their own: the ``birth date`` of a customer's support rep, reached by
         a join, is not the customer's, so a column only such a table has may be asked of ``t``
-        as column-surface. Only people: what a city's country or a track's album has is often
-        theirs too (a currency, a release date)."""
+        as column-surface. Only people (rows a name column names, not a membership's link
+        rows): what a city's country or a track's album has is often theirs too (a currency, a
+        release date)."""
         if t.name not in self._people:
             out: set[str] = set()
             kind, cue = self.cue_of(t)
@@ -699,8 +700,8 @@ class _UnansGen:
                     if x.name in own or x.name not in reach:
                         continue
                     k, c = self.cue_of(x)
-                    if k == "person" and c != cue:
-                        out.add(x.name)
+                    if k == "person" and c != cue and entities(x):
+                        out.add(x.name)  # (rows named by a name: people, not memberships)
             self._people[t.name] = frozenset(out)
         return self._people[t.name]
 
@@ -718,16 +719,23 @@ class _UnansGen:
                 (b, c)
                 for b in self.tables
                 if b.name not in linked or b.name in people
-                for c in b.usable()
+                # (another person's column need not tell rows apart: a gender of two values)
+                for c in (b.columns if b.name in people else b.usable())
                 if words(c.name)
+                and c.kind != "blob"
                 and not id_like_name(c.name)
                 and speakable(c.name)
-                and column_role(c) not in ("flag", "identifier")  # ("the june of every
-                and (column_role(c) != "code" or b.name in people)  # skip label"; a person's
-                and self.fits(t, b, human(c.name))  # email reads as a code; "the staff name
-                # of the address")
+                and column_role(c) != "identifier"  # ("the june of every skip label"; a
+                and (column_role(c) not in ("flag", "code") or b.name in people)  # person's
+                and self.fits(t, b, human(c.name))  # email reads as a code, a gender as a
+                # flag; "the staff name of the address")
                 and not self.named_by(t.name, c.name)
                 and absent(human(c.name), near)
+                and not self.in_doubt(  # (asked below: never drawn again and again in vain)
+                    t,
+                    attr_words(human(c.name), _row(b)),
+                    people if b.name in people else frozenset(),
+                )
             ]
         others = [  # (a suite that asks one birth date thirty times teaches the word)
             (b, c)
