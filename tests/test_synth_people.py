@@ -39,6 +39,9 @@ CREATE TABLE member (member_id INTEGER PRIMARY KEY, first_name TEXT, last_name T
                      gender TEXT);
 CREATE TABLE membership (member_id INTEGER REFERENCES member(member_id),
                          customer_id INTEGER REFERENCES customer(customer_id), status TEXT);
+CREATE TABLE engagement (engagement_id INTEGER PRIMARY KEY, venue TEXT, start_date TEXT,
+                         end_date TEXT, customer_id INTEGER REFERENCES customer(customer_id));
+CREATE TABLE song (song_id INTEGER PRIMARY KEY, title TEXT, composer TEXT);
 CREATE TABLE country (country_id INTEGER PRIMARY KEY, country_name TEXT, currency TEXT);
 CREATE TABLE city (city_id INTEGER PRIMARY KEY, city_name TEXT,
                    country_id INTEGER REFERENCES country(country_id));
@@ -74,6 +77,11 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
         conn.execute(
             "INSERT INTO membership VALUES (?, ?, ?)", (i, 1 + i % 5, ["active", "lapsed"][i % 2])
         )
+        conn.execute(
+            "INSERT INTO engagement VALUES (?, ?, ?, ?, ?)",
+            (i, f"Hall {f}", f"2020-02-{i:02d}", f"2020-03-{i:02d}", 1 + i % 6),
+        )
+        conn.execute("INSERT INTO song VALUES (?, ?, ?)", (i, f"Tune {f}", f"Writer {i % 4}"))
         conn.execute("INSERT INTO country VALUES (?, ?, ?)", (i, f"Land{f}", f"C{i}"))
         conn.execute("INSERT INTO city VALUES (?, ?, ?)", (i, f"Town{f}", 1 + i % 3))
     conn.commit()
@@ -140,3 +148,23 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
             assert m.meta["requested"] in twin["utterance"]
             assert f"FROM {owner} " in twin["gold_sql"].replace('"', "")
     assert owned >= 1
+
+
+def test_what_the_row_gives_another_way_stays_in_doubt(gen) -> None:
+    lake, g = gen
+    # a span of a row with a start and an end; a role's number of a row with its own key
+    assert g.in_doubt(lake.table("engagement"), "duration")
+    assert g.in_doubt(lake.table("member"), "membership number")
+    assert g.in_doubt(lake.table("employee"), "employee number")
+    assert not g.in_doubt(lake.table("member"), "passport number")
+    assert not g.in_doubt(lake.table("customer"), "duration")  # (no two dates of its own)
+    assert not g.absent_anywhere("lyricist")  # (songwriting credits: a composer)
+
+
+def test_a_part_of_an_attribute_keeps_what_tells_it_apart(gen) -> None:
+    lake, g = gen
+    customer, employee = lake.table("customer"), lake.table("employee")
+    assert g.fits(employee, customer, "email")  # (an email address)
+    assert g.fits(customer, employee, "birth date")
+    assert not g.fits(customer, employee, "status")  # (a bare head: which status?)
+    assert not g.fits(customer, employee, "number")

@@ -65,6 +65,7 @@ from clarisql.envs.synth.layers.common import (
 from clarisql.envs.synth.names import (
     ABBREVIATIONS,
     CUE_ATTRIBUTES,
+    PATRON_CUES,
     PERSONAL_ATTRIBUTES,
     WORKER_CUES,
     WORLD_ATTRIBUTES,
@@ -286,6 +287,10 @@ ADDRESS_PARTS = frozenset(
 _EXTREMES = frozenset("last latest first earliest recent previous".split())
 
 #: head nouns that all say when: a ``release date`` may be read off a ``release_year``
+#: head nouns that, said alone, do not say which attribute is meant ("the status of the agent")
+VAGUE_HEADS = frozenset("status number name date time code type id value level kind".split())
+#: what two times of a row give (an engagement's duration is its end minus its start)
+SPANS = frozenset({"duration", "running time", "length of stay"})
 TEMPORAL = frozenset("date year time day month datetime timestamp period season".split())
 
 
@@ -771,8 +776,8 @@ class _UnansGen:
         names.attributes_of`). A question about another kind's attribute (the ``product price``
         of a staff member, the ``order date`` of a store) or about what only another role has
         (the ``salary`` of a customer) is none a user would ask. ``attr``'s words may also be
-        part of such an attribute's (an ``email`` is an ``email address``), and it is never
-        one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
+        part of such an attribute's (an ``email`` is an ``email address``), it is no bare
+        vague head (:data:`VAGUE_HEADS`: a ``status``), and it is never one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
         synth.names.EMPLOYMENT_ATTRIBUTES`)."""
         kind, cue = self.cue_of(t)
         if kind == "thing" or self.cue_of(b)[0] != kind:
@@ -783,7 +788,12 @@ class _UnansGen:
         said = {s for w in ws for s in synonyms(w)}  # (a "create date" is a signup date)
         if any(head_noun(a) == h and (words(a) - {h}) & said for a in barred):
             return False
-        return any(head_noun(a) == h or ws <= words(a) for a in have)
+        if ws == {h} and h in VAGUE_HEADS:
+            return False  # (a bare "status" says no more than "the status of the agent")
+        return any(  # the same head noun, or a part that keeps what tells the attribute apart
+            head_noun(a) == h or (ws <= words(a) and ws - {head_noun(a)})  # (the "email" of
+            for a in have  # an "email address")
+        )
 
     @staticmethod
     def named_by(table: str, column: str) -> bool:
@@ -826,7 +836,9 @@ class _UnansGen:
         (:func:`distinct_attributes`): a join path may hold it (``list price`` of a product with
         a ``product_price``), so it is never asked as unanswerable; the ``date of birth`` of a
         customer with a ``create_date`` is still asked. So is every attribute when
-        such a table has a column named in another language (:func:`foreign_word`). The
+        such a table has a column named in another language (:func:`foreign_word`), a span
+        (:data:`SPANS`: a ``duration``) of a table with two dates or times, and a role's number
+        (an ``employee number``, a ``membership number``) of a table with a key of its own. The
         columns of the tables in ``besides`` (other people's: :meth:`other_people`) do not
         count."""
         h = head_noun(attr)
@@ -867,6 +879,21 @@ class _UnansGen:
                 for c in x.columns
             ):
                 return True
+        if head_noun(attr) in SPANS or attr in SPANS:  # (an engagement's start and end)
+            spans = [
+                c
+                for c in t.columns
+                if head_noun(c.name) in TEMPORAL or column_role(c) in ("date", "time")
+            ]
+            if len(spans) >= 2:
+                return True
+        mods = {singular(w) for w in words(attr)} - {head_noun(attr)}
+        roles = {singular(w) for w in mods} | {
+            w[: -len("ship")] for w in mods if w.endswith("ship")
+        }
+        if head_noun(attr) in {"number", "id", "code"} and roles & (WORKER_CUES | PATRON_CUES):
+            if any(id_like_name(c.name) and c.unique for c in t.columns):
+                return True  # (an agent's employee number, a member's membership number: the key)
         counted = re.match(r"number of (\w+)$", attr)
         if counted:  # a count of things a reachable table holds is a COUNT away
             kind, _ = entity_cue(counted.group(1))
