@@ -81,9 +81,10 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
             "INSERT INTO engagement VALUES (?, ?, ?, ?, ?)",
             (i, f"Hall {f}", f"2020-02-{i:02d}", f"2020-03-{i:02d}", 1 + i % 6),
         )
-        conn.execute("INSERT INTO song VALUES (?, ?, ?)", (i, f"Tune {f}", f"Writer {i % 4}"))
         conn.execute("INSERT INTO country VALUES (?, ?, ?)", (i, f"Land{f}", f"C{i}"))
         conn.execute("INSERT INTO city VALUES (?, ?, ?)", (i, f"Town{f}", 1 + i % 3))
+    for i in range(1, 41):  # (a composer's songs: a scope value several rows hold)
+        conn.execute("INSERT INTO song VALUES (?, ?, ?)", (i, f"Tune {i}", f"Writer {i % 8}"))
     conn.commit()
     conn.close()
     lake = discover(profile_lake(path))
@@ -168,3 +169,19 @@ def test_a_part_of_an_attribute_keeps_what_tells_it_apart(gen) -> None:
     assert g.fits(customer, employee, "birth date")
     assert not g.fits(customer, employee, "status")  # (a bare head: which status?)
     assert not g.fits(customer, employee, "number")
+
+
+def test_a_listing_twin_lists_the_rows_of_a_scope_value(gen) -> None:
+    lake, _ = gen
+    v = Verifier(lake.db_path)
+    try:
+        g = _UnansGen(lake, v, random.Random(0))
+        song = lake.table("song")
+        tpl = "List the {attr} of every {subj} whose {key} is {v}."  # (no {subjs} in it)
+        got = g.owner_twin(tpl, (song, song.column("title")), "title", listing=True)
+        one = g.owner_twin(tpl, (song, song.column("composer")), "composer", listing=False)
+    finally:
+        v.close()
+    # the rows of one value several rows hold (a composer's songs), never of a unique title
+    assert got is not None and '"composer" = ' in got["gold_sql"]
+    assert one is not None and '"composer" = ' not in one["gold_sql"]

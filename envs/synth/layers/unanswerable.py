@@ -563,7 +563,7 @@ class _UnansGen:
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
             if owner is not None:
-                twin = self.owner_twin(tpl, owner, attr)
+                twin = self.owner_twin(tpl, owner, attr, listing=False)
             if (
                 twin is None and others
             ):  # the column nearest to the attribute asked: their words overlap most;
@@ -589,7 +589,7 @@ class _UnansGen:
                 "columns": [f"{t.name}.{lab.name}", *cols],
             }
             if owner is not None:
-                twin = self.owner_twin(tpl, owner, attr) or twin
+                twin = self.owner_twin(tpl, owner, attr, listing=True) or twin
         text = tpl.format(attr=attr, **slots)
         naive = self.nearest_sql(t, attr, subj, cond)
         if not self.v.rows(naive):
@@ -607,13 +607,14 @@ class _UnansGen:
         return _made(kind, text, naive, [t.name], cols, meta)
 
     def owner_twin(
-        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str
+        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str, listing: bool
     ) -> dict[str, Any] | None:
         """The answerable twin of a request for ``attr`` that another people's table ``b``
-        holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows, asking ``c``
-        in the same words (:meth:`attr_task`); ``None`` when ``b`` has no subject for it."""
+        holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows (``listing``:
+        the rows of one of ``b``'s scope values), asking ``c`` in the same words
+        (:meth:`attr_task`); ``None`` when ``b`` has no subject for it."""
         b, c = owner
-        if "{subjs}" in tpl:  # the listing frame: the rows of one scope value of b
+        if listing:  # (a listing over the rows of a scope value, never of a unique key)
             got = self.where_subject(b)
             if got is None:
                 return None
