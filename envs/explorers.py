@@ -32,8 +32,11 @@ The rule instead:
    - nothing written (a Missing scope): every candidate;
    - candidates that *contain* what was written (they start with it, or hold its words in order:
      a cut-off or a left-out word; a CJK character counts as a word, as in ODUTQA's abbreviations):
-     all of them. Edit distance and trigrams between a cut-off and its completions measure only how
-     much was left out, which says nothing about which one was meant;
+     all of them, or, where only some hold it in the letter case it was written in, those (a
+     case-sensitive lookup finds "Rime Of The" in "Rime Of The Ancient Mariner" and not in
+     "Rime of the Ancient Mariner"). Edit distance and trigrams between a cut-off and its
+     completions measure only how much was left out, which says nothing about which one was
+     meant;
    - otherwise candidates within a typo's reach (:data:`TYPO_EDITS`): the ones every surface
      explorer ranks first (the nearest ones where they disagree). A misspelling with one nearest
      value has one reading: it is not a clarification task;
@@ -244,7 +247,10 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     surface = surface.strip()
     fit = containing(surface, vals)
     if fit:
-        return fit
+        # a case-sensitive lookup (GLOB, instr, =) finds the values holding the surface in its
+        # own letter case first: where only some do, those are the readings
+        same = [v for v in fit if surface in str(v)]
+        return same if same and len(same) < len(fit) else fit
     bound = typo_bound(surface)
     s = surface.casefold()
     near = [v for v in vals if levenshtein(s, str(v).casefold(), bound) <= bound]

@@ -62,6 +62,16 @@ def test_every_completion_of_a_cut_off_is_a_reading_whatever_its_length() -> Non
     assert ambiguous("Acme", vals, "Acme Holdings International")
 
 
+def test_a_case_sensitive_lookup_narrows_the_readings() -> None:
+    # two values that differ only in capitals: the one holding the surface as written is the
+    # reading (GLOB or instr find it), unless both or neither do
+    vals = ["Rime Of The Ancient Mariner", "Rime of the Ancient Mariner (Live)", "Run to the Hills"]
+    assert readings("Rime Of The", vals) == ["Rime Of The Ancient Mariner"]
+    assert not ambiguous("Rime Of The", vals, "Rime Of The Ancient Mariner")
+    assert readings("rime of", vals) == vals[:2]  # (written in neither's case: both)
+    assert readings("Rime", vals) == vals[:2]  # (both hold it as written)
+
+
 def test_nothing_written_or_nothing_close_every_candidate_but_the_literal() -> None:
     years = [2019, 2020, 2021, 2022]
     assert readings(None, years, literal=2022) == [2019, 2020, 2021]

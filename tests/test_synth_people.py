@@ -5,7 +5,8 @@
   rep's, not the customer's; the twin asks it of an employee in the same frame.
 - Rows linked one to one (a ``student`` that is a ``person``) are one person: nothing the
   other holds is asked. Two tables that each have one address row are not one person.
-- Only people: what a city's country has (a currency) is often the city's too.
+- Only people (rows a name names, not a membership's link rows): what a city's country has (a
+  currency) is often the city's too.
 - What only another role has is not asked (no ``hire date`` of a customer), and no attribute
   more than ``MAX_ASKS`` times.
 """
@@ -34,6 +35,13 @@ CREATE TABLE person (person_id INTEGER PRIMARY KEY, full_name TEXT, birth_date T
                      nationality TEXT);
 CREATE TABLE student (student_id INTEGER PRIMARY KEY REFERENCES person(person_id),
                       nickname TEXT, enrolled TEXT);
+CREATE TABLE member (member_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
+                     gender TEXT);
+CREATE TABLE membership (member_id INTEGER REFERENCES member(member_id),
+                         customer_id INTEGER REFERENCES customer(customer_id), status TEXT);
+CREATE TABLE engagement (engagement_id INTEGER PRIMARY KEY, venue TEXT, start_date TEXT,
+                         end_date TEXT, customer_id INTEGER REFERENCES customer(customer_id));
+CREATE TABLE song (song_id INTEGER PRIMARY KEY, title TEXT, composer TEXT);
 CREATE TABLE country (country_id INTEGER PRIMARY KEY, country_name TEXT, currency TEXT);
 CREATE TABLE city (city_id INTEGER PRIMARY KEY, city_name TEXT,
                    country_id INTEGER REFERENCES country(country_id));
@@ -63,8 +71,20 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
             (i, f"{f} Brown", f"2001-05-{i:02d}", ["Irish", "Welsh", "Scots"][i % 3]),
         )
         conn.execute("INSERT INTO student VALUES (?, ?, ?)", (i, f"{f}y", f"2019-09-{i:02d}"))
+        conn.execute(
+            "INSERT INTO member VALUES (?, ?, ?, ?)", (i, f"{f}m", f"Moss{i}", "FM"[i % 2])
+        )
+        conn.execute(
+            "INSERT INTO membership VALUES (?, ?, ?)", (i, 1 + i % 5, ["active", "lapsed"][i % 2])
+        )
+        conn.execute(
+            "INSERT INTO engagement VALUES (?, ?, ?, ?, ?)",
+            (i, f"Hall {f}", f"2020-02-{i:02d}", f"2020-03-{i:02d}", 1 + i % 6),
+        )
         conn.execute("INSERT INTO country VALUES (?, ?, ?)", (i, f"Land{f}", f"C{i}"))
         conn.execute("INSERT INTO city VALUES (?, ?, ?)", (i, f"Town{f}", 1 + i % 3))
+    for i in range(1, 41):  # (a composer's songs: a scope value several rows hold)
+        conn.execute("INSERT INTO song VALUES (?, ?, ?)", (i, f"Tune {i}", f"Writer {i % 8}"))
     conn.commit()
     conn.close()
     lake = discover(profile_lake(path))
@@ -75,8 +95,8 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
 
 def test_other_people_are_those_no_one_to_one_link_makes_the_same(gen) -> None:
     lake, g = gen
-    assert g.other_people(lake.table("customer")) == frozenset({"employee"})
-    assert "employee" in g.other_people(lake.table("customer"))
+    # (a membership's rows link people, no name names them: not people)
+    assert g.other_people(lake.table("customer")) == frozenset({"employee", "member"})
     # a student is a person (a key that is the other's key): one person, two tables
     assert "person" in g.same_rows(lake.table("student"))
     assert "person" not in g.other_people(lake.table("student"))
@@ -112,7 +132,11 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
     pathed = {m.meta["resembles"] for m in made if m.meta["tables"][0] == "customer"}
     assert "employee.birth_date" in pathed  # (reached by the support_rep_id join)
     assert ("customer", "birth date") in asked
-    assert ("employee", "email") in asked
+    assert {t for t, a in asked if a == "email"} <= {"employee", "member"}  # (the customers')
+    assert any(a == "email" for _, a in asked)
+    # another person's column of two values (a gender) is asked too; a membership's status not
+    assert any(a == "gender" for _, a in asked)
+    assert not any(a == "status" for _, a in asked)
     assert not any(a == "hire date" for _, a in asked)
     assert not any(t in ("student", "city") for t, _ in asked)
     owned = 0
@@ -125,3 +149,39 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
             assert m.meta["requested"] in twin["utterance"]
             assert f"FROM {owner} " in twin["gold_sql"].replace('"', "")
     assert owned >= 1
+
+
+def test_what_the_row_gives_another_way_stays_in_doubt(gen) -> None:
+    lake, g = gen
+    # a span of a row with a start and an end; a role's number of a row with its own key
+    assert g.in_doubt(lake.table("engagement"), "duration")
+    assert g.in_doubt(lake.table("member"), "membership number")
+    assert g.in_doubt(lake.table("employee"), "employee number")
+    assert not g.in_doubt(lake.table("member"), "passport number")
+    assert not g.in_doubt(lake.table("customer"), "duration")  # (no two dates of its own)
+    assert not g.absent_anywhere("lyricist")  # (songwriting credits: a composer)
+
+
+def test_a_part_of_an_attribute_keeps_what_tells_it_apart(gen) -> None:
+    lake, g = gen
+    customer, employee = lake.table("customer"), lake.table("employee")
+    assert g.fits(employee, customer, "email")  # (an email address)
+    assert g.fits(customer, employee, "birth date")
+    assert not g.fits(customer, employee, "status")  # (a bare head: which status?)
+    assert not g.fits(customer, employee, "number")
+
+
+def test_a_listing_twin_lists_the_rows_of_a_scope_value(gen) -> None:
+    lake, _ = gen
+    v = Verifier(lake.db_path)
+    try:
+        g = _UnansGen(lake, v, random.Random(0))
+        song = lake.table("song")
+        tpl = "List the {attr} of every {subj} whose {key} is {v}."  # (no {subjs} in it)
+        got = g.owner_twin(tpl, (song, song.column("title")), "title", listing=True)
+        one = g.owner_twin(tpl, (song, song.column("composer")), "composer", listing=False)
+    finally:
+        v.close()
+    # the rows of one value several rows hold (a composer's songs), never of a unique title
+    assert got is not None and '"composer" = ' in got["gold_sql"]
+    assert one is not None and '"composer" = ' not in one["gold_sql"]

@@ -249,3 +249,32 @@ def test_join_lists_name_rows_not_a_third_tables_ids(db: Path) -> None:
         assert not (c.endswith("_id") and not lake.table(t).column(c).unique), q
         if t == "tracks":
             assert c == "name", q  # a name where the rows have one, not their key
+
+
+def test_a_row_listing_the_same_thing_blocks_the_change(tmp_path: Path) -> None:
+    # the same song on a studio and a live album: changing one's composer leaves the other
+    # contradicting it; a song listed once, or listed with another composer, is free
+    path = tmp_path / "songs.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE track (track_id INTEGER PRIMARY KEY, name TEXT, composer TEXT)")
+    rows = [(i, f"Song {i}", f"Writer {i % 7}") for i in range(1, 41)]
+    rows += [(41, "Song 3", "Writer 3"), (42, "Song 5", "Someone Else")]
+    conn.executemany("INSERT INTO track VALUES (?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+    lake = profile_lake(path)
+    t = lake.table("track")
+    v = Verifier(path)
+    try:
+        deps = Dependencies(v)
+        row = {"track_id": 3, "name": "Song 3", "composer": "Writer 3"}
+        why = deps.breaks_dependency(t, row, "composer", "Writer 4", "track_id")
+        assert why and "Song 3" in why
+        lone = {"track_id": 4, "name": "Song 4", "composer": "Writer 4"}
+        assert deps.twin_row(t, lone, "composer", "track_id <> 4") is None
+        other = {"track_id": 5, "name": "Song 5", "composer": "Writer 5"}
+        assert deps.twin_row(t, other, "composer", "track_id <> 5") is None
+        # a swap's other row is left out: swapping with the twin itself is no contradiction
+        assert deps.twin_row(t, row, "composer", "track_id NOT IN (3, 41)") is None
+    finally:
+        v.close()

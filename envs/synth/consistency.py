@@ -12,7 +12,9 @@ Contract (checked on the data, names play no part):
   dependency that holds on the data: a point update of a column another column determines (a
   customer's country beside its city); another row with the row's ``Y`` holds a ``c`` other than ``new`` (a Salt Lake
   City invoice billed to state "RJ"), or ``c`` determines ``Z`` and another row holding ``new``
-  has a ``Z`` other than the row's (a city moved to another country);
+  has a ``Z`` other than the row's (a city moved to another country); or another row listing
+  the same thing (:meth:`Dependencies.twin_row`: the same value of a column that names the rows,
+  :func:`names_row`, and the same ``c``: the same song on a live album) keeps the old ``c``;
 - :meth:`Dependencies.breaks_order`: a new value breaks an order two columns keep on every row
   (a rental date after its return date);
 - :meth:`Dependencies.tied`: a number that moves with another of its row on the data (a
@@ -255,6 +257,24 @@ class Dependencies:
                 return f"{c} {new!r} would not be {word} {d} {other!r}"
         return self.breaks_key_order(t, row, c, new)  # (an invoice dated after later ones)
 
+    def twin_row(self, t: TableProfile, row: Mapping[str, Any], c: str, others: str) -> str | None:
+        """Why changing ``c`` of ``row`` contradicts another row of ``t`` listing the same
+        thing: it has ``row``'s value of a column that names the rows (:func:`names_row`: a
+        track's name) and of ``c`` too (the same song on a live album keeps its composer), so
+        after the change the two disagree; ``None`` when no row does. ``others`` is the SQL
+        condition that leaves out ``row`` (and a swap's other row)."""
+        cq, tq = quote_ident(c), quote_ident(t.name)
+        for d in t.columns:
+            if d.name == c or row.get(d.name) is None or not names_row(t, d):
+                continue
+            got = self.v.rows(
+                f"SELECT 1 FROM {tq} WHERE {quote_ident(d.name)} = {sql_lit(row[d.name])} "
+                f"AND {others} AND {cq} IS {sql_lit(row.get(c))} LIMIT 1"
+            )
+            if got:
+                return f"another row with {d.name} = {row[d.name]!r} keeps {c} = {row.get(c)!r}"
+        return None
+
     def breaks_dependency(
         self,
         t: TableProfile,
@@ -266,7 +286,8 @@ class Dependencies:
         alone: bool = True,
     ) -> str | None:
         """Why setting ``c`` of ``row`` (named by its unique ``key``) to ``new`` breaks a
-        dependency that holds on the data, or ``None``. With ``alone`` (a point update), a
+        dependency that holds on the data, or another row listing the same thing
+        (:meth:`twin_row`), or ``None``. With ``alone`` (a point update), a
         column that another column determines is not changed at all: the row's own value of the
         determining column (even one no other row holds) fixes it. Rows whose key is in ``exclude`` (the
         other row of a swap) are not compared with on the determining side; on the determined
@@ -275,6 +296,10 @@ class Dependencies:
         tq, kq = quote_ident(t.name), quote_ident(key)
         skip = [row[key], *exclude]
         others = f"{kq} NOT IN ({', '.join(sql_lit(x) for x in skip)})"
+        if new != row.get(c):
+            twin = self.twin_row(t, row, c, others)
+            if twin:
+                return twin
         for y in self.determinants(t, c):
             if row.get(y) is None or y == key:
                 continue

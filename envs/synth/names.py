@@ -102,6 +102,7 @@ SYNONYM_GROUPS: tuple[frozenset[str], ...] = tuple(
         "gender sex",
         "size dimensions",
         "distance length",
+        "composer lyricist songwriter",
         "speed velocity",
         "capacity seats",
         # when a relation began or ended (a ``signup date`` is the ``create_date`` of a customer)

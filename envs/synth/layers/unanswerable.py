@@ -65,6 +65,7 @@ from clarisql.envs.synth.layers.common import (
 from clarisql.envs.synth.names import (
     ABBREVIATIONS,
     CUE_ATTRIBUTES,
+    PATRON_CUES,
     PERSONAL_ATTRIBUTES,
     WORKER_CUES,
     WORLD_ATTRIBUTES,
@@ -286,6 +287,10 @@ ADDRESS_PARTS = frozenset(
 _EXTREMES = frozenset("last latest first earliest recent previous".split())
 
 #: head nouns that all say when: a ``release date`` may be read off a ``release_year``
+#: head nouns that, said alone, do not say which attribute is meant ("the status of the agent")
+VAGUE_HEADS = frozenset("status number name date time code type id value level kind".split())
+#: what two times of a row give (an engagement's duration is its end minus its start)
+SPANS = frozenset({"duration", "running time", "length of stay"})
 TEMPORAL = frozenset("date year time day month datetime timestamp period season".split())
 
 
@@ -558,7 +563,7 @@ class _UnansGen:
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
             if owner is not None:
-                twin = self.owner_twin(tpl, owner, attr)
+                twin = self.owner_twin(tpl, owner, attr, listing=False)
             if (
                 twin is None and others
             ):  # the column nearest to the attribute asked: their words overlap most;
@@ -584,7 +589,7 @@ class _UnansGen:
                 "columns": [f"{t.name}.{lab.name}", *cols],
             }
             if owner is not None:
-                twin = self.owner_twin(tpl, owner, attr) or twin
+                twin = self.owner_twin(tpl, owner, attr, listing=True) or twin
         text = tpl.format(attr=attr, **slots)
         naive = self.nearest_sql(t, attr, subj, cond)
         if not self.v.rows(naive):
@@ -602,13 +607,14 @@ class _UnansGen:
         return _made(kind, text, naive, [t.name], cols, meta)
 
     def owner_twin(
-        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str
+        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str, listing: bool
     ) -> dict[str, Any] | None:
         """The answerable twin of a request for ``attr`` that another people's table ``b``
-        holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows, asking ``c``
-        in the same words (:meth:`attr_task`); ``None`` when ``b`` has no subject for it."""
+        holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows (``listing``:
+        the rows of one of ``b``'s scope values), asking ``c`` in the same words
+        (:meth:`attr_task`); ``None`` when ``b`` has no subject for it."""
         b, c = owner
-        if "{subjs}" in tpl:  # the listing frame: the rows of one scope value of b
+        if listing:  # (a listing over the rows of a scope value, never of a unique key)
             got = self.where_subject(b)
             if got is None:
                 return None
@@ -688,8 +694,9 @@ class _UnansGen:
         one-to-one link makes one's rows the other's (:meth:`same_rows`). A person's
         attributes are their own: the ``birth date`` of a customer's support rep, reached by
         a join, is not the customer's, so a column only such a table has may be asked of ``t``
-        as column-surface. Only people: what a city's country or a track's album has is often
-        theirs too (a currency, a release date)."""
+        as column-surface. Only people (rows a name column names, not a membership's link
+        rows): what a city's country or a track's album has is often theirs too (a currency, a
+        release date)."""
         if t.name not in self._people:
             out: set[str] = set()
             kind, cue = self.cue_of(t)
@@ -699,8 +706,8 @@ class _UnansGen:
                     if x.name in own or x.name not in reach:
                         continue
                     k, c = self.cue_of(x)
-                    if k == "person" and c != cue:
-                        out.add(x.name)
+                    if k == "person" and c != cue and entities(x):
+                        out.add(x.name)  # (rows named by a name: people, not memberships)
             self._people[t.name] = frozenset(out)
         return self._people[t.name]
 
@@ -718,16 +725,23 @@ class _UnansGen:
                 (b, c)
                 for b in self.tables
                 if b.name not in linked or b.name in people
-                for c in b.usable()
+                # (another person's column need not tell rows apart: a gender of two values)
+                for c in (b.columns if b.name in people else b.usable())
                 if words(c.name)
+                and c.kind != "blob"
                 and not id_like_name(c.name)
                 and speakable(c.name)
-                and column_role(c) not in ("flag", "identifier")  # ("the june of every
-                and (column_role(c) != "code" or b.name in people)  # skip label"; a person's
-                and self.fits(t, b, human(c.name))  # email reads as a code; "the staff name
-                # of the address")
+                and column_role(c) != "identifier"  # ("the june of every skip label"; a
+                and (column_role(c) not in ("flag", "code") or b.name in people)  # person's
+                and self.fits(t, b, human(c.name))  # email reads as a code, a gender as a
+                # flag; "the staff name of the address")
                 and not self.named_by(t.name, c.name)
                 and absent(human(c.name), near)
+                and not self.in_doubt(  # (asked below: never drawn again and again in vain)
+                    t,
+                    attr_words(human(c.name), _row(b)),
+                    people if b.name in people else frozenset(),
+                )
             ]
         others = [  # (a suite that asks one birth date thirty times teaches the word)
             (b, c)
@@ -763,8 +777,8 @@ class _UnansGen:
         names.attributes_of`). A question about another kind's attribute (the ``product price``
         of a staff member, the ``order date`` of a store) or about what only another role has
         (the ``salary`` of a customer) is none a user would ask. ``attr``'s words may also be
-        part of such an attribute's (an ``email`` is an ``email address``), and it is never
-        one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
+        part of such an attribute's (an ``email`` is an ``email address``), it is no bare
+        vague head (:data:`VAGUE_HEADS`: a ``status``), and it is never one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
         synth.names.EMPLOYMENT_ATTRIBUTES`)."""
         kind, cue = self.cue_of(t)
         if kind == "thing" or self.cue_of(b)[0] != kind:
@@ -775,7 +789,12 @@ class _UnansGen:
         said = {s for w in ws for s in synonyms(w)}  # (a "create date" is a signup date)
         if any(head_noun(a) == h and (words(a) - {h}) & said for a in barred):
             return False
-        return any(head_noun(a) == h or ws <= words(a) for a in have)
+        if ws == {h} and h in VAGUE_HEADS:
+            return False  # (a bare "status" says no more than "the status of the agent")
+        return any(  # the same head noun, or a part that keeps what tells the attribute apart
+            head_noun(a) == h or (ws <= words(a) and ws - {head_noun(a)})  # (the "email" of
+            for a in have  # an "email address")
+        )
 
     @staticmethod
     def named_by(table: str, column: str) -> bool:
@@ -818,7 +837,9 @@ class _UnansGen:
         (:func:`distinct_attributes`): a join path may hold it (``list price`` of a product with
         a ``product_price``), so it is never asked as unanswerable; the ``date of birth`` of a
         customer with a ``create_date`` is still asked. So is every attribute when
-        such a table has a column named in another language (:func:`foreign_word`). The
+        such a table has a column named in another language (:func:`foreign_word`), a span
+        (:data:`SPANS`: a ``duration``) of a table with two dates or times, and a role's number
+        (an ``employee number``, a ``membership number``) of a table with a key of its own. The
         columns of the tables in ``besides`` (other people's: :meth:`other_people`) do not
         count."""
         h = head_noun(attr)
@@ -859,6 +880,21 @@ class _UnansGen:
                 for c in x.columns
             ):
                 return True
+        if head_noun(attr) in SPANS or attr in SPANS:  # (an engagement's start and end)
+            spans = [
+                c
+                for c in t.columns
+                if head_noun(c.name) in TEMPORAL or column_role(c) in ("date", "time")
+            ]
+            if len(spans) >= 2:
+                return True
+        mods = {singular(w) for w in words(attr)} - {head_noun(attr)}
+        roles = {singular(w) for w in mods} | {
+            w[: -len("ship")] for w in mods if w.endswith("ship")
+        }
+        if head_noun(attr) in {"number", "id", "code"} and roles & (WORKER_CUES | PATRON_CUES):
+            if any(id_like_name(c.name) and c.unique for c in t.columns):
+                return True  # (an agent's employee number, a member's membership number: the key)
         counted = re.match(r"number of (\w+)$", attr)
         if counted:  # a count of things a reachable table holds is a COUNT away
             kind, _ = entity_cue(counted.group(1))
