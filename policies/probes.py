@@ -814,9 +814,10 @@ class TrigramPolicy(_GuessValues):
 
 
 # --- the honest reference that misses, and the searched strategy family -----------------------
-def _keep(task: Task, label: Any, rate: float) -> bool:
-    """Seeded per task and label: ``False`` for about ``rate`` of the labels."""
-    h = hashlib.sha256(f"{task.id}|{label}".encode()).digest()
+def _keep(task: Task, label: Any, rate: float, salt: str = "") -> bool:
+    """Seeded per task and label (and ``salt``: another draw of the same rate): ``False`` for
+    about ``rate`` of the labels."""
+    h = hashlib.sha256(f"{salt}{task.id}|{label}".encode()).digest()
     return int.from_bytes(h[:8], "big") / 2**64 >= rate
 
 
@@ -835,8 +836,9 @@ class HonestMissPolicy(_AskThenWrite):
 
     name = "oracle-miss"
 
-    def __init__(self, rate: float | str = 0.1, unsure: str = "answer") -> None:
+    def __init__(self, rate: float | str = 0.1, unsure: str = "answer", salt: str = "") -> None:
         super().__init__()
+        self.salt = salt  # (another draw of which labels are missed; "" is the default one)
         if isinstance(rate, str) and ":" in rate:
             rate, _, unsure = rate.partition(":")
         try:
@@ -874,7 +876,7 @@ class HonestMissPolicy(_AskThenWrite):
         if not task.answerable:
             return []
         gold = [u.label.to_json() for u in task.underspecs]
-        labels = [lb for lb in gold if _keep(task, lb, self.rate)]
+        labels = [lb for lb in gold if _keep(task, lb, self.rate, self.salt)]
         self._missed = len(labels) < len(gold)
         if not labels:
             return []

@@ -206,3 +206,22 @@ def test_the_search_starts_from_the_fixed_probes_of_its_family() -> None:
     assert all(decode(encode(a)) == a for a in ANCHORS)
     st = Strategy(labels=7, turns=3, text=2, guess="frequent", abstain_on="long", length=17)
     assert decode(encode(st)) == st
+
+
+def test_another_draw_of_the_misses_misses_other_labels() -> None:
+    # oracle-miss:RATE misses labels by a hash of task and label; a salt is another draw of the
+    # same rate (gate_guess averages draws into the reference's expected score)
+    import hashlib
+    from types import SimpleNamespace
+
+    from clarisql.policies.probes import HonestMissPolicy, _keep
+
+    tasks = [SimpleNamespace(id=f"t{i}") for i in range(400)]
+    one = [_keep(t, "intent", 0.1) for t in tasks]
+    two = [_keep(t, "intent", 0.1, salt="1|") for t in tasks]
+    assert 20 <= one.count(False) <= 60 and 20 <= two.count(False) <= 60
+    assert one != two
+    # the default draw is the one the reference always made
+    h = hashlib.sha256(b"t7|intent").digest()
+    assert one[7] is (int.from_bytes(h[:8], "big") / 2**64 >= 0.1)
+    assert HonestMissPolicy(0.1, salt="1|").salt == "1|"
