@@ -350,11 +350,20 @@ def run(
     return out
 
 
+def spread_of(acc: float | None, pairs: int | None) -> str:
+    """Two standard errors of a balanced accuracy on ``pairs`` test pairs (2 x pairs
+    utterances, binomial): how far another synthesis of the same databases may move it
+    (30 pairs: about ±0.13 at 0.6)."""
+    if acc is None or not pairs:
+        return ""
+    return f"{2 * (acc * (1 - acc) / (2 * pairs)) ** 0.5:.3f}"
+
+
 def table(results: dict[str, dict[str, dict]]) -> str:
     lines = [
         "| split | comparison | n test (pos/neg) | n pairs | pairs | all | surface pairs "
-        "| surface all | one-word rule |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| surface all | one-word rule | pairs ± |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for split, res in results.items():
         for name in (*BOUNDED, *REPORTED):
@@ -364,11 +373,11 @@ def table(results: dict[str, dict[str, dict]]) -> str:
             lines.append(
                 f"| {split} | {tag} | {r['test_pos']}/{r['test_neg']} | {r['pairs_n']} "
                 f"| {r['pairs']} | {r['all']} | {sf.get('pairs')} | {sf.get('all')} "
-                f"| {sf.get('one-word-rule')} |"
+                f"| {sf.get('one-word-rule')} | {spread_of(r['pairs'], r['pairs_n'])} |"
             )
         lines.append(
             f"| {split} | regex action (answer/clarify/abstain) | | | | "
-            f"{res['regex-action']['balanced_accuracy']} | | | |"
+            f"{res['regex-action']['balanced_accuracy']} | | | | |"
         )
     return "\n".join(lines)
 
