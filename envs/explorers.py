@@ -82,6 +82,7 @@ from __future__ import annotations
 import functools
 import random
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -250,7 +251,7 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
         # a case-sensitive lookup (GLOB, instr, =) finds the values holding the surface in its
         # own letter case first: where only some do, those are the readings
         same = [v for v in fit if surface in str(v)]
-        return same if same and len(same) < len(fit) else fit
+        return one_per_fold(surface, same if same and len(same) < len(fit) else fit)
     bound = typo_bound(surface)
     s = surface.casefold()
     near = [v for v in vals if levenshtein(s, str(v).casefold(), bound) <= bound]
@@ -260,7 +261,28 @@ def fitting(surface: str, cands: Sequence[Any]) -> list[Any] | None:
     ts = [t for t in tops_.values() if t]
     # where the explorers disagree, edit distance decides (a shared first letter or trigram
     # is weaker evidence than fewer edits)
-    return [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
+    top = [v for v in near if all(v in t for t in ts)] or list(tops_["nearest"] or near)
+    return one_per_fold(surface, top)
+
+
+def _accentless(value: Any) -> str:
+    text = unicodedata.normalize("NFKD", str(value).casefold())
+    return "".join(ch for ch in text if not unicodedata.combining(ch))
+
+
+def one_per_fold(surface: str, vals: Sequence[Any]) -> list[Any]:
+    """``vals`` with the values that differ from another only in letter case or accents
+    ("Luis" / "Luís", "Rime Of The ..." / "Rime of the ...") narrowed to those nearest to
+    ``surface`` as written (case- and accent-sensitive edit distance): a case-sensitive match
+    ranks them, so they are no choice left to a question."""
+    groups: dict[str, list[int]] = {}
+    for i, v in enumerate(vals):
+        groups.setdefault(_accentless(v), []).append(i)
+    keep: set[int] = set()
+    for group in groups.values():
+        dist = [levenshtein(surface, str(vals[i])) for i in group]
+        keep |= {i for i, d in zip(group, dist, strict=True) if d == min(dist)}
+    return [v for i, v in enumerate(vals) if i in keep]
 
 
 #: The letters a made-up name keeps of a value it was made from (a whole word, a head, a tail).

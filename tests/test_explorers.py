@@ -19,6 +19,7 @@ from clarisql.envs.explorers import (
     draw,
     fitting,
     levenshtein,
+    one_per_fold,
     rank_picks,
     reach_sql,
     readings,
@@ -70,6 +71,12 @@ def test_a_case_sensitive_lookup_narrows_the_readings() -> None:
     assert not ambiguous("Rime Of The", vals, "Rime Of The Ancient Mariner")
     assert readings("rime of", vals) == vals[:2]  # (written in neither's case: both)
     assert readings("Rime", vals) == vals[:2]  # (both hold it as written)
+    # a misspelling too: values that differ only in capitals or accents are ranked by the
+    # case- and accent-sensitive edit distance ("Luis" / "Luís" for "Luiz")
+    twins = ["Rime Of The Ancient Mariner", "Rime of the Ancient Mariner", "Aces High"]
+    assert readings("Rime Of The Ancient Marienr", twins) == [twins[0]]
+    assert one_per_fold("Luiz", ["Luis", "Luís", "Lucas"]) == ["Luis", "Lucas"]
+    assert one_per_fold("Luíz", ["Luis", "Luís"]) == ["Luís"]
 
 
 def test_nothing_written_or_nothing_close_every_candidate_but_the_literal() -> None:

@@ -185,3 +185,36 @@ def test_a_listing_twin_lists_the_rows_of_a_scope_value(gen) -> None:
     # the rows of one value several rows hold (a composer's songs), never of a unique title
     assert got is not None and '"composer" = ' in got["gold_sql"]
     assert one is not None and '"composer" = ' not in one["gold_sql"]
+
+
+def test_a_staff_of_two_are_people_too(tmp_path) -> None:
+    # a table of two named people is people, although its names are too few to be a name
+    # column a question picks rows by (common.entities)
+    path = tmp_path / "two.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE staff (staff_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT,
+                            email TEXT);
+        CREATE TABLE actor (actor_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT);
+        CREATE TABLE rental (rental_id INTEGER PRIMARY KEY,
+                             staff_id INTEGER REFERENCES staff(staff_id),
+                             actor_id INTEGER REFERENCES actor(actor_id));
+        """
+    )
+    conn.executemany(
+        "INSERT INTO staff VALUES (?, ?, ?, ?)",
+        [(1, "Mike", "Hillyer", "mike@x.example"), (2, "Jon", "Stephens", "jon@x.example")],
+    )
+    for i, f in enumerate(NAMES, 1):
+        conn.execute("INSERT INTO actor VALUES (?, ?, ?)", (i, f.upper(), f"ACT{i}"))
+        conn.execute("INSERT INTO rental VALUES (?, ?, ?)", (i, 1 + i % 2, i))
+    conn.commit()
+    conn.close()
+    lake = discover(profile_lake(path))
+    v = Verifier(path)
+    try:
+        g = _UnansGen(lake, v, random.Random(0))
+        assert "staff" in g.other_people(lake.table("actor"))
+    finally:
+        v.close()

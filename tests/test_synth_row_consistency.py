@@ -16,7 +16,7 @@ import pytest
 from clarisql.envs.synth.answerable import DraftContext, makers
 from clarisql.envs.synth.answerable_join import _j_above
 from clarisql.envs.synth.audit import audit_tasks
-from clarisql.envs.synth.consistency import Dependencies, spelled_in_row
+from clarisql.envs.synth.consistency import Dependencies, shares_person, spelled_in_row
 from clarisql.envs.synth.discover import discover
 from clarisql.envs.synth.layers import write_tasks
 from clarisql.envs.synth.layers.common import Made, fill
@@ -258,7 +258,7 @@ def test_a_row_listing_the_same_thing_blocks_the_change(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE track (track_id INTEGER PRIMARY KEY, name TEXT, composer TEXT)")
     rows = [(i, f"Song {i}", f"Writer {i % 7}") for i in range(1, 41)]
-    rows += [(41, "Song 3", "Writer 3"), (42, "Song 5", "Someone Else")]
+    rows += [(41, "song 3!", "Writer 3"), (42, "Song 5", "Someone Else")]
     conn.executemany("INSERT INTO track VALUES (?, ?, ?)", rows)
     conn.commit()
     conn.close()
@@ -271,10 +271,15 @@ def test_a_row_listing_the_same_thing_blocks_the_change(tmp_path: Path) -> None:
         why = deps.breaks_dependency(t, row, "composer", "Writer 4", "track_id")
         assert why and "Song 3" in why
         lone = {"track_id": 4, "name": "Song 4", "composer": "Writer 4"}
-        assert deps.twin_row(t, lone, "composer", "track_id <> 4") is None
+        assert deps.twin_row(t, lone, "composer", "track_id", [4]) is None
         other = {"track_id": 5, "name": "Song 5", "composer": "Writer 5"}
-        assert deps.twin_row(t, other, "composer", "track_id <> 5") is None
+        assert deps.twin_row(t, other, "composer", "track_id", [5]) is None
         # a swap's other row is left out: swapping with the twin itself is no contradiction
-        assert deps.twin_row(t, row, "composer", "track_id NOT IN (3, 41)") is None
+        assert deps.twin_row(t, row, "composer", "track_id", [3, 41]) is None
+        # the name itself: another row called so keeps it (folded: case and punctuation)
+        assert deps.twin_row(t, row, "name", "track_id", [3])
+        assert deps.twin_row(t, lone, "name", "track_id", [4]) is None
+        # a credit sharing a person agrees: "Writer 3/Someone" is "Writer 3" (folded lasts)
+        assert shares_person("Ann Writer/Bob Dylan", "Dylan") and not shares_person("A", "B")
     finally:
         v.close()

@@ -47,6 +47,7 @@ Both :mod:`~clarisql.envs.synth.layers.writes` (which makes no such write) and
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -79,6 +80,7 @@ class Dependencies:
         self.v = v
         self._det: dict[tuple[str, str, str], bool] = {}
         self._order: dict[tuple[str, str, str], list[tuple[str, int]]] = {}
+        self._named: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
 
     def holds(self, t: TableProfile, y: str, c: str) -> bool:
         """Whether ``y`` determines ``c`` in ``t`` (module docstring)."""
@@ -257,23 +259,48 @@ class Dependencies:
                 return f"{c} {new!r} would not be {word} {d} {other!r}"
         return self.breaks_key_order(t, row, c, new)  # (an invoice dated after later ones)
 
-    def twin_row(self, t: TableProfile, row: Mapping[str, Any], c: str, others: str) -> str | None:
-        """Why changing ``c`` of ``row`` contradicts another row of ``t`` listing the same
-        thing: it has ``row``'s value of a column that names the rows (:func:`names_row`: a
-        track's name) and of ``c`` too (the same song on a live album keeps its composer), so
-        after the change the two disagree; ``None`` when no row does. ``others`` is the SQL
-        condition that leaves out ``row`` (and a swap's other row)."""
-        cq, tq = quote_ident(c), quote_ident(t.name)
+    def twin_row(
+        self, t: TableProfile, row: Mapping[str, Any], c: str, key: str, skip: Sequence[Any]
+    ) -> str | None:
+        """Why changing ``c`` of ``row`` (keyed by ``key``) contradicts another row of ``t``
+        listing the same thing, or ``None``. Such a row has ``row``'s value of a column that
+        names the rows (:func:`names_row`: a track's name), compared folded (:func:`fold`:
+        "Knockin On Heavens Door" is "Knockin' On Heaven's Door"): where ``c`` is that name
+        itself, the other row keeps it (a live album's "Blood Brothers" beside the studio
+        one); else where it also agrees on ``c`` (the same value folded, or a credit sharing
+        a person: :func:`shares_person`), the change leaves the two disagreeing. Rows whose key
+        is in ``skip`` (the row, a swap's other row) do not count."""
         for d in t.columns:
-            if d.name == c or row.get(d.name) is None or not names_row(t, d):
+            if row.get(d.name) is None or not names_row(t, d):
                 continue
+            keys = [k for k in self.named_alike(t, d.name, key, row[d.name]) if k not in skip]
+            if not keys:
+                continue
+            if d.name == c:
+                return f"another row is called {row[d.name]!r} too (key {keys[0]!r})"
             got = self.v.rows(
-                f"SELECT 1 FROM {tq} WHERE {quote_ident(d.name)} = {sql_lit(row[d.name])} "
-                f"AND {others} AND {cq} IS {sql_lit(row.get(c))} LIMIT 1"
+                f"SELECT {quote_ident(c)} FROM {quote_ident(t.name)} WHERE {quote_ident(key)} "
+                f"IN ({', '.join(sql_lit(k) for k in keys[:50])})"
             )
-            if got:
-                return f"another row with {d.name} = {row[d.name]!r} keeps {c} = {row.get(c)!r}"
+            for (x,) in got or []:
+                if x == row.get(c) or shares_person(x, row.get(c)):
+                    return f"another row with {d.name} = {row[d.name]!r} keeps {c} = {x!r}"
         return None
+
+    def named_alike(self, t: TableProfile, d: str, key: str, value: Any) -> list[Any]:
+        """The keys of ``t``'s rows whose ``d`` is ``value`` folded (:func:`fold`), read once
+        per column (its first :data:`SAMPLE_ROWS` rows)."""
+        idx = self._named.get((t.name, d, key))
+        if idx is None:
+            idx = {}
+            got = self.v.rows(
+                f"SELECT {quote_ident(key)}, {quote_ident(d)} FROM {quote_ident(t.name)} "
+                f"WHERE {quote_ident(d)} IS NOT NULL LIMIT {SAMPLE_ROWS}"
+            )
+            for k, x in got or []:
+                idx.setdefault(fold(x), []).append(k)
+            self._named[(t.name, d, key)] = idx
+        return list(idx.get(fold(value), ()))
 
     def breaks_dependency(
         self,
@@ -297,7 +324,7 @@ class Dependencies:
         skip = [row[key], *exclude]
         others = f"{kq} NOT IN ({', '.join(sql_lit(x) for x in skip)})"
         if new != row.get(c):
-            twin = self.twin_row(t, row, c, others)
+            twin = self.twin_row(t, row, c, key, skip)
             if twin:
                 return twin
         for y in self.determinants(t, c):
@@ -457,6 +484,33 @@ def described_by_children(
         if got:
             return child
     return None
+
+
+def fold(value: Any) -> str:
+    """``value`` as a name is compared: case, accents and everything but letters and digits
+    left out ("Knockin' On Heaven's Door" and "Knockin On Heavens Door" are one)."""
+    text = unicodedata.normalize("NFKD", str(value))
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+_CREDIT_SPLIT = re.compile(r"\s*(?:/|,|&|;|\band\b)\s*", re.I)
+
+
+def shares_person(a: Any, b: Any) -> bool:
+    """Two credit lists ("Clapton/Dylan", "Bob Dylan") that name one person alike: a part of
+    one whose last word (folded, at least 4 letters) ends a part of the other."""
+    if not isinstance(a, str) or not isinstance(b, str):
+        return False
+
+    def lasts(s: str) -> set[str]:
+        out = set()
+        for part in _CREDIT_SPLIT.split(s):
+            words = part.split()
+            if words and len(fold(words[-1])) >= 4:
+                out.add(fold(words[-1]))
+        return out
+
+    return bool(lasts(a) & lasts(b))
 
 
 #: a text column names its rows when at least this share of them hold a value of their own

@@ -287,6 +287,7 @@ ADDRESS_PARTS = frozenset(
 _EXTREMES = frozenset("last latest first earliest recent previous".split())
 
 #: head nouns that all say when: a ``release date`` may be read off a ``release_year``
+_PERSON_NAME = re.compile(r"(?:first|last|full|sur|given|family)_?name|^name$", re.I)
 #: head nouns that, said alone, do not say which attribute is meant ("the status of the agent")
 VAGUE_HEADS = frozenset("status number name date time code type id value level kind".split())
 #: what two times of a row give (an engagement's duration is its end minus its start)
@@ -688,6 +689,12 @@ class _UnansGen:
                         return x.name, c.name
         return None
 
+    @staticmethod
+    def named(t: TableProfile) -> bool:
+        """Whether a column of ``t`` is what its rows are called (a first or last name, a
+        name), however few rows it has (a staff of two)."""
+        return any(column_role(c) == "name" or _PERSON_NAME.search(c.name) for c in t.columns)
+
     def other_people(self, t: TableProfile) -> frozenset[str]:
         """Tables ``t`` reaches whose rows are other people than ``t``'s: ``t`` and they hold
         people (:meth:`cue_of`) told by different words (customers, employees), and no
@@ -706,7 +713,7 @@ class _UnansGen:
                     if x.name in own or x.name not in reach:
                         continue
                     k, c = self.cue_of(x)
-                    if k == "person" and c != cue and entities(x):
+                    if k == "person" and c != cue and self.named(x):
                         out.add(x.name)  # (rows named by a name: people, not memberships)
             self._people[t.name] = frozenset(out)
         return self._people[t.name]
