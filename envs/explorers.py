@@ -279,7 +279,12 @@ def one_per_fold(surface: str, vals: Sequence[Any]) -> list[Any]:
     for i, v in enumerate(vals):
         groups.setdefault(_accentless(v), []).append(i)
     keep: set[int] = set()
+    if len(groups) == len(vals):
+        return list(vals)  # (no two values alike but for capitals or accents: the usual case)
     for group in groups.values():
+        if len(group) == 1:
+            keep.add(group[0])
+            continue
         dist = [levenshtein(surface, str(vals[i])) for i in group]
         keep |= {i for i, d in zip(group, dist, strict=True) if d == min(dist)}
     return [v for i, v in enumerate(vals) if i in keep]
