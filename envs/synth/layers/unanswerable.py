@@ -286,12 +286,13 @@ ADDRESS_PARTS = frozenset(
 #: words that make a date the first or last of several (a MAX or MIN over linked rows' dates)
 _EXTREMES = frozenset("last latest first earliest recent previous".split())
 
-#: head nouns that all say when: a ``release date`` may be read off a ``release_year``
+#: a column that says what a person is called (:meth:`_UnansGen.named`)
 _PERSON_NAME = re.compile(r"(?:first|last|full|sur|given|family)_?name|^name$", re.I)
 #: head nouns that, said alone, do not say which attribute is meant ("the status of the agent")
 VAGUE_HEADS = frozenset("status number name date time code type id value level kind".split())
 #: what two times of a row give (an engagement's duration is its end minus its start)
 SPANS = frozenset({"duration", "running time", "length of stay"})
+#: head nouns that all say when: a ``release date`` may be read off a ``release_year``
 TEMPORAL = frozenset("date year time day month datetime timestamp period season".split())
 
 
@@ -565,9 +566,8 @@ class _UnansGen:
             others = self.twin_columns(t, {subj[0].name})
             if owner is not None:
                 twin = self.owner_twin(tpl, owner, attr, listing=False)
-            if (
-                twin is None and others
-            ):  # the column nearest to the attribute asked: their words overlap most;
+            if twin is None and others:
+                # the column nearest to the attribute asked: their words overlap most;
                 c = max(others, key=lambda c: _nearness(attr, c, t))
                 if _nearness(attr, c, t)[0] == 0:  # none shares a word: the least asked one
                     used = self._twinned.get  # (twins as varied in their words as the asks)
@@ -637,9 +637,8 @@ class _UnansGen:
     def same_rows(self, t: TableProfile) -> set[str]:
         """``t`` and the tables whose rows are ``t``'s rows: the closure of one-to-one links
         (a discovered join pair, or a shared id-like column that names one of the two, unique
-        on both sides: a
-        ``students.student_id`` that is a ``people.person_id``) through tables of ``t``'s kind
-        or of no known kind (a customer and a staff member who each have one address row are
+        on both sides: a ``students.student_id`` that is a ``people.person_id``) through
+        tables of ``t``'s kind or of no known kind (a customer and a staff member who each have one address row are
         not one person), and tables named by a word of ``t``'s name (``customer_details``)."""
         if self._same is None:
             uniq = {(x.name, c.name) for x in self.lake.tables for c in x.columns if c.unique}
@@ -785,8 +784,9 @@ class _UnansGen:
         of a staff member, the ``order date`` of a store) or about what only another role has
         (the ``salary`` of a customer) is none a user would ask. ``attr``'s words may also be
         part of such an attribute's (an ``email`` is an ``email address``), it is no bare
-        vague head (:data:`VAGUE_HEADS`: a ``status``), and it is never one only another role has (the ``hire date`` of a customer: :data:`~clarisql.envs.
-        synth.names.EMPLOYMENT_ATTRIBUTES`)."""
+        vague head (:data:`VAGUE_HEADS`: a ``status``), and it is never one only another role
+        has (the ``hire date`` of a customer: :data:`~clarisql.envs.synth.names.
+        EMPLOYMENT_ATTRIBUTES`)."""
         kind, cue = self.cue_of(t)
         if kind == "thing" or self.cue_of(b)[0] != kind:
             return False
@@ -864,9 +864,9 @@ class _UnansGen:
                     ent = words(t.name)  # (the asked table's word says nothing: store_address)
                     heads.setdefault(head_noun(c.name), []).append((c.name, ent, x.name))
             self._heads[t.name] = heads
-        heads = {
-            h: kept
-            for h, cols in self._heads[t.name].items()
+        heads = {  # (the columns of other people's tables left out)
+            head: kept
+            for head, cols in self._heads[t.name].items()
             if (kept := [(c, ent) for c, ent, x in cols if x not in besides])
         }
         if "*" in heads:
