@@ -284,3 +284,40 @@ def test_a_row_listing_the_same_thing_blocks_the_change(tmp_path: Path) -> None:
         assert shares_person("Ann Writer/Bob Dylan", "Dylan") and not shares_person("A", "B")
     finally:
         v.close()
+
+
+def test_a_number_keeps_its_order_with_the_rows_it_refers_to(tmp_path: Path) -> None:
+    # every payment is at least the rate of the film it pays for (through the rental): a point
+    # update below it is refused; the check needs the lake's joins
+    path = tmp_path / "rent.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE film (film_id INTEGER PRIMARY KEY, title TEXT, rental_rate REAL);
+        CREATE TABLE rental (rental_id INTEGER PRIMARY KEY,
+                             film_id INTEGER REFERENCES film(film_id), rented TEXT);
+        CREATE TABLE payment (payment_id INTEGER PRIMARY KEY,
+                              rental_id INTEGER REFERENCES rental(rental_id), amount REAL);
+        """
+    )
+    rates = [0.99, 2.99, 4.99]
+    for i in range(1, 31):
+        conn.execute("INSERT INTO film VALUES (?, ?, ?)", (i, f"Film {i}", rates[i % 3]))
+    for i in range(1, 301):
+        film = 1 + i % 30
+        conn.execute("INSERT INTO rental VALUES (?, ?, ?)", (i, film, f"2005-05-{1 + i % 28:02d}"))
+        rate = rates[film % 3]
+        conn.execute("INSERT INTO payment VALUES (?, ?, ?)", (i, i, rate + (i % 4)))
+    conn.commit()
+    conn.close()
+    lake = discover(profile_lake(path))
+    v = Verifier(path)
+    try:
+        t = lake.table("payment")
+        row = {"payment_id": 7, "rental_id": 7, "amount": 2.99 + 3}  # (film 8: rate 4.99)
+        deps = Dependencies(v, lake)
+        assert deps.breaks_order(t, row, "amount", 1.99)  # (below the film's 4.99)
+        assert deps.breaks_order(t, row, "amount", 5.99) is None
+        assert Dependencies(v).breaks_order(t, row, "amount", 1.99) is None  # (no joins known)
+    finally:
+        v.close()

@@ -758,7 +758,7 @@ class Auditor:
         )
 
         if self._deps is None:
-            self._deps = Dependencies(self.v)
+            self._deps = Dependencies(self.v, self.lake)
         points = []
         for act in task.gold_actions:
             up = _parse(act)

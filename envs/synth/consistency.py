@@ -51,7 +51,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clarisql.envs.synth.types import TableProfile, quote_ident, sql_lit
+from clarisql.envs.synth.column_roles import column_role
+from clarisql.envs.synth.types import LakeProfile, TableProfile, quote_ident, sql_lit
 from clarisql.envs.synth.verify import Verifier
 
 #: a dependency counts when at least this many values of the determining column repeat
@@ -76,8 +77,10 @@ class Dependencies:
     """The dependencies between the columns of a database's tables, found on the data and
     cached per ``(table, column)``."""
 
-    def __init__(self, v: Verifier):
+    def __init__(self, v: Verifier, lake: LakeProfile | None = None):
         self.v = v
+        self.lake = lake  # (its join pairs: orders with the rows a row refers to)
+        self._linked: dict[tuple[str, str], list[tuple[list[tuple[str, str, str]], str, int]]] = {}
         self._det: dict[tuple[str, str, str], bool] = {}
         self._order: dict[tuple[str, str, str], list[tuple[str, int]]] = {}
         self._named: dict[tuple[str, str, str], dict[str, list[Any]]] = {}
@@ -257,7 +260,111 @@ class Dependencies:
             if (sign < 0 and new > other) or (sign > 0 and new < other):
                 word = "before" if sign < 0 else "after"
                 return f"{c} {new!r} would not be {word} {d} {other!r}"
-        return self.breaks_key_order(t, row, c, new)  # (an invoice dated after later ones)
+        linked = self.breaks_linked_order(t, row, c, new)  # (a payment below the film's rate)
+        return linked or self.breaks_key_order(t, row, c, new)  # (an invoice dated after later
+        # ones)
+
+    def chains(self, t: TableProfile, hops: int = 3) -> list[list[tuple[str, str, str]]]:
+        """The many-to-one join paths from ``t`` (each step ``(column, table, key)``: a column
+        whose values a unique key of the next table holds, :attr:`LakeProfile.joins`), at most
+        ``hops`` long, no table twice: the rows a row of ``t`` refers to."""
+        if self.lake is None:
+            return []
+        unique = {(x.name, c.name) for x in self.lake.tables for c in x.columns if c.unique}
+        steps: dict[str, list[tuple[str, str, str]]] = {}
+        for j in self.lake.joins:
+            if j.right in unique and j.left[0] != j.right[0]:
+                steps.setdefault(j.left[0], []).append((j.left[1], j.right[0], j.right[1]))
+        out: list[list[tuple[str, str, str]]] = []
+        todo: list[list[tuple[str, str, str]]] = [[s] for s in steps.get(t.name, [])]
+        while todo:
+            path = todo.pop(0)
+            out.append(path)
+            seen = {t.name, *(p[1] for p in path)}
+            if len(path) < hops:
+                todo += [[*path, s] for s in steps.get(path[-1][1], []) if s[1] not in seen]
+        return out
+
+    def linked_ordered(
+        self, t: TableProfile, c: str
+    ) -> list[tuple[list[tuple[str, str, str]], str, int]]:
+        """Numbers of the rows a row of ``t`` refers to (:meth:`chains`) that ``c`` keeps an
+        order with on its first :data:`SAMPLE_ROWS` rows, but for :data:`KEY_ORDER_SLACK` of
+        them (a payment's amount is at least the rental rate of the film it pays for): ``(path,
+        column, sign)``, ``sign`` -1 for ``c <= column``, 1 for ``c >= column``; never where
+        the two are equal on every row. Only between measures
+        (:func:`~clarisql.envs.synth.column_roles.column_role`), never against a key or code."""
+        key = (t.name, c)
+        if key not in self._linked:
+            out: list[tuple[list[tuple[str, str, str]], str, int]] = []
+            me = next((x for x in t.columns if x.name == c), None)
+            if me is not None and column_role(me) == "measure":
+                for path in self.chains(t):
+                    end = self.lake.table(path[-1][1]) if self.lake else None
+                    for d in end.columns if end else ():
+                        if column_role(d) != "measure":  # (an amount against a rate, no key)
+                            continue
+                        joins, last = self._join_sql(path)
+                        cq, dq = f"a0.{quote_ident(c)}", f"{last}.{quote_ident(d.name)}"
+                        got = self.v.rows(
+                            f"SELECT COUNT(*), SUM({cq} >= {dq}), SUM({cq} <= {dq}) FROM "
+                            f"(SELECT * FROM {quote_ident(t.name)} LIMIT {SAMPLE_ROWS}) AS a0 "
+                            f"{joins} WHERE {cq} IS NOT NULL AND {dq} IS NOT NULL"
+                        )
+                        if not got or not got[0][0] or got[0][0] < LEAST_ORDERED:
+                            continue
+                        n, ge, le = got[0][0], got[0][1] or 0, got[0][2] or 0
+                        if ge >= n * (1 - KEY_ORDER_SLACK) and le < n:
+                            out.append((path, d.name, 1))
+                        elif le >= n * (1 - KEY_ORDER_SLACK) and ge < n:
+                            out.append((path, d.name, -1))
+            self._linked[key] = out
+        return self._linked[key]
+
+    @staticmethod
+    def _join_sql(path: list[tuple[str, str, str]]) -> tuple[str, str]:
+        """``JOIN`` clauses from ``a0`` along ``path`` (aliases ``a1``...), and the last alias."""
+        parts = []
+        for i, (col, table, k) in enumerate(path, 1):
+            parts.append(
+                f"JOIN {quote_ident(table)} AS a{i} "
+                f"ON a{i - 1}.{quote_ident(col)} = a{i}.{quote_ident(k)}"
+            )
+        return " ".join(parts), f"a{len(path)}"
+
+    def breaks_linked_order(
+        self, t: TableProfile, row: Mapping[str, Any], c: str, new: Any
+    ) -> str | None:
+        """Why ``new`` as the row's ``c`` breaks an order with a number of a row it refers to
+        (:meth:`linked_ordered`: a payment of 1.99 for a film rented at 2.99), or ``None``."""
+        if not isinstance(new, (int, float)) or isinstance(new, bool):
+            return None
+        for path, d, sign in self.linked_ordered(t, c):
+            first = row.get(path[0][0])
+            if first is None:
+                continue
+            got = self.v.rows(self._refer_sql(path, d, first))
+            other = got[0][0] if got and len(got) == 1 else None
+            if not isinstance(other, (int, float)):
+                continue
+            if (sign > 0 and new < other) or (sign < 0 and new > other):
+                word = "at least" if sign > 0 else "at most"
+                return f"{c} {new!r} would not be {word} {path[-1][1]}.{d} {other!r}"
+        return None
+
+    @staticmethod
+    def _refer_sql(path: list[tuple[str, str, str]], d: str, first: Any) -> str:
+        """The number ``d`` at the end of ``path`` for a row whose first step's column holds
+        ``first``."""
+        _, table, k = path[0]
+        parts = [f"SELECT r{len(path)}.{quote_ident(d)} FROM {quote_ident(table)} AS r1"]
+        for i, (c2, t2, k2) in enumerate(path[1:], 2):
+            parts.append(
+                f"JOIN {quote_ident(t2)} AS r{i} ON r{i - 1}.{quote_ident(c2)} = "
+                f"r{i}.{quote_ident(k2)}"
+            )
+        parts.append(f"WHERE r1.{quote_ident(k)} = {sql_lit(first)} LIMIT 2")
+        return " ".join(parts)
 
     def twin_row(
         self, t: TableProfile, row: Mapping[str, Any], c: str, key: str, skip: Sequence[Any]

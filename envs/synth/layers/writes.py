@@ -392,7 +392,7 @@ class _WriteGen:
         self._refs: list[tuple[str, list[str], str, list[str]]] | None = None
         self._derived: set[tuple[str, str]] | None = None
         self._swapped: set[tuple[str, str, Any, Any]] = set()
-        self.deps = Dependencies(v)
+        self.deps = Dependencies(v, lake)
 
     def keyed(self) -> list[tuple[TableProfile, ColumnProfile]]:
         return [
