@@ -380,3 +380,27 @@ def test_no_delete_leaves_a_total_wrong_and_a_company_word_is_spelled(tmp_path: 
     row = {"company": "Microsoft Corporation", "email": "jacksmith@microsoft.com"}
     assert spelled_in_row(row, "company") == "email"
     assert spelled_in_row({"company": "Telus", "email": "mph@shaw.ca"}, "company") is None
+
+
+def test_a_new_number_is_one_of_the_column_s_common_values(tmp_path: Path) -> None:
+    # amounts on a grid of x.99, and one odd 1.98 held by one row in several hundred: a point
+    # update near 2.99 takes 1.99 or 3.99, never the odd one; with no common value near, any
+    # held value near
+    path = tmp_path / "pay.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE payment (payment_id INTEGER PRIMARY KEY, amount REAL, note TEXT)")
+    grid = [0.99, 1.99, 2.99, 3.99, 4.99]
+    rows = [(i, grid[i % 5], f"n{i}") for i in range(1, 401)] + [(401, 1.98, "odd")]
+    rows += [(402, 40.5, "big"), (403, 41.25, "big")]
+    conn.executemany("INSERT INTO payment VALUES (?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+    lake = discover(profile_lake(path))
+    v = Verifier(path)
+    try:
+        gen = _WriteGen(lake, v, random.Random(0))
+        amount = lake.table("payment").column("amount")
+        assert {gen.new_number(amount, 2.99) for _ in range(40)} <= {1.99, 3.99}
+        assert gen.new_number(amount, 40.5) == 41.25  # (no common value near: a held one)
+    finally:
+        v.close()

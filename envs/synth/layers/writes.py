@@ -381,6 +381,11 @@ def feeds_total(
     )
 
 
+#: a new number is drawn among the values at least this share of the rows hold, where any is
+#: near the old one (a payment of 3.99, not the 1.98 of one row in ten thousand)
+COMMON_SHARE = 0.01
+
+
 class _WriteGen:
     def __init__(self, lake: LakeProfile, v: Verifier, rng: random.Random):
         self.lake, self.v, self.rng = lake, v, rng
@@ -445,14 +450,19 @@ class _WriteGen:
 
     def held_near(self, c: ColumnProfile, old: Any) -> list[Any]:
         """The values ``c`` holds between half and one and a half times ``old`` (up to 200 of
-        them, in order), ``old`` left out; none for a number that is not positive."""
+        them, in order), ``old`` left out: those at least :data:`COMMON_SHARE` of the rows hold
+        where there are any (the column's grid), else every one; none for a number that is not
+        positive."""
         if not isinstance(old, (int, float)) or isinstance(old, bool) or old <= 0:
             return []
         cq, tq = qi(c.name), qi(c.table)
         num = f"{cq} <> {sql_lit(old)} AND typeof({cq}) IN ('integer', 'real')"
-        got = self.v.rows(
-            f"SELECT DISTINCT {cq} FROM {tq} WHERE {cq} BETWEEN {old * 0.5!r} AND "
-            f"{old * 1.5!r} AND {num} ORDER BY 1 LIMIT 200"
+        near = f"{cq} BETWEEN {old * 0.5!r} AND {old * 1.5!r} AND {num}"
+        got = self.v.rows(  # the column's common values first: its grid (amounts of x.99),
+            f"SELECT {cq} FROM {tq} WHERE {near} GROUP BY 1 HAVING COUNT(*) * "  # not the
+            f"{round(1 / COMMON_SHARE)} >= (SELECT COUNT(*) FROM {tq}) ORDER BY 1 LIMIT 200"
+        ) or self.v.rows(  # odd 1.98 one row in ten thousand holds
+            f"SELECT DISTINCT {cq} FROM {tq} WHERE {near} ORDER BY 1 LIMIT 200"
         )
         if got:
             return [r[0] for r in got]
