@@ -401,6 +401,8 @@ def test_a_new_number_is_one_of_the_column_s_common_values(tmp_path: Path) -> No
         gen = _WriteGen(lake, v, random.Random(0))
         amount = lake.table("payment").column("amount")
         assert {gen.new_number(amount, 2.99) for _ in range(40)} <= {1.99, 3.99}
+        assert gen.new_number(amount, 1.99) in (0.99, 2.99)  # (the nearest common ones)
+        assert gen.new_number(amount, 0.99) == 1.99  # (the nearest common one above)
         assert gen.new_number(amount, 40.5) == 41.25  # (no common value near: a held one)
     finally:
         v.close()

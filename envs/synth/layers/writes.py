@@ -451,17 +451,32 @@ class _WriteGen:
     def held_near(self, c: ColumnProfile, old: Any) -> list[Any]:
         """The values ``c`` holds between half and one and a half times ``old`` (up to 200 of
         them, in order), ``old`` left out: those at least :data:`COMMON_SHARE` of the rows hold
-        where there are any (the column's grid), else every one; none for a number that is not
-        positive."""
+        (the column's grid), else the nearest such value below and above, else every value
+        held near; none for a number that is not positive."""
         if not isinstance(old, (int, float)) or isinstance(old, bool) or old <= 0:
             return []
         cq, tq = qi(c.name), qi(c.table)
         num = f"{cq} <> {sql_lit(old)} AND typeof({cq}) IN ('integer', 'real')"
         near = f"{cq} BETWEEN {old * 0.5!r} AND {old * 1.5!r} AND {num}"
-        got = self.v.rows(  # the column's common values first: its grid (amounts of x.99),
-            f"SELECT {cq} FROM {tq} WHERE {near} GROUP BY 1 HAVING COUNT(*) * "  # not the
-            f"{round(1 / COMMON_SHARE)} >= (SELECT COUNT(*) FROM {tq}) ORDER BY 1 LIMIT 200"
-        ) or self.v.rows(  # odd 1.98 one row in ten thousand holds
+        common = (  # the column's common values: its grid (amounts of x.99), not the odd 1.98
+            f"SELECT {cq} AS v FROM {tq} WHERE {num} GROUP BY 1 HAVING COUNT(*) * "
+            f"{round(1 / COMMON_SHARE)} >= (SELECT COUNT(*) FROM {tq})"
+        )
+        got = self.v.rows(
+            f"SELECT v FROM ({common}) WHERE v BETWEEN {old * 0.5!r} AND {old * 1.5!r} "
+            "ORDER BY 1 LIMIT 200"
+        ) or [  # (none that near: the nearest common value below and above, within a factor
+            (x,)  # of 2.5: 1.99 for 0.99, never 4.99 for 40.50)
+            for x in (
+                self.v.rows(
+                    f"SELECT (SELECT MAX(v) FROM ({common}) WHERE v < {old!r}), "
+                    f"(SELECT MIN(v) FROM ({common}) WHERE v > {old!r})"
+                )
+                or [()]
+            )[0]
+            if x is not None and old / 2.5 <= x <= old * 2.5
+        ]
+        got = got or self.v.rows(  # (no common value at all: any it holds near)
             f"SELECT DISTINCT {cq} FROM {tq} WHERE {near} ORDER BY 1 LIMIT 200"
         )
         if got:
