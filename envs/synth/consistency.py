@@ -73,6 +73,30 @@ LEAST_SPELLED = 3
 KEY_ORDER_SLACK = 0.01
 
 
+def _order_sign(got: list[tuple] | None, slack: float = 0.0) -> int:
+    """From ``(rows, rows with c <= d, rows with c >= d)``: -1 where ``c <= d`` holds on all but
+    ``slack`` of at least :data:`LEAST_ORDERED` rows, 1 for ``c >= d``, 0 for neither (or
+    where the two are equal on every row)."""
+    if not got or not got[0][0] or got[0][0] < LEAST_ORDERED:
+        return 0
+    n, le, ge = got[0][0], got[0][1] or 0, got[0][2] or 0
+    if le >= n * (1 - slack) and ge < n:
+        return -1
+    if ge >= n * (1 - slack) and le < n:
+        return 1
+    return 0
+
+
+def _join_sql(path: Sequence[tuple[str, str, str]], start: int = 0) -> tuple[str, str]:
+    """``JOIN`` clauses from alias ``a{start}`` along ``path`` (each step ``(column, table,
+    key)``; aliases ``a{start + 1}``...), and the last alias."""
+    parts = [
+        f"JOIN {quote_ident(table)} AS a{i} ON a{i - 1}.{quote_ident(col)} = a{i}.{quote_ident(k)}"
+        for i, (col, table, k) in enumerate(path, start + 1)
+    ]
+    return " ".join(parts), f"a{start + len(path)}"
+
+
 class Dependencies:
     """The dependencies between the columns of a database's tables, found on the data and
     cached per ``(table, column)``."""
@@ -129,13 +153,9 @@ class Dependencies:
                     f"{dq} FROM {quote_ident(t.name)} LIMIT {SAMPLE_ROWS}) WHERE {cq} IS NOT "
                     f"NULL AND {dq} IS NOT NULL"
                 )
-                if not got or not got[0][0] or got[0][0] < LEAST_ORDERED:
-                    continue
-                n, le, ge = got[0][0], got[0][1] or 0, got[0][2] or 0
-                if le == n and ge < n:
-                    out.append((d.name, -1))
-                elif ge == n and le < n:
-                    out.append((d.name, 1))
+                sign = _order_sign(got)
+                if sign:
+                    out.append((d.name, sign))
             self._order[key] = out
         return self._order[key]
 
@@ -299,38 +319,22 @@ class Dependencies:
             out: list[tuple[list[tuple[str, str, str]], str, int]] = []
             me = next((x for x in t.columns if x.name == c), None)
             if me is not None and column_role(me) == "measure":
-                for path in self.chains(t):
-                    end = self.lake.table(path[-1][1]) if self.lake else None
-                    for d in end.columns if end else ():
+                for path in self.chains(t):  # (empty without the lake's joins)
+                    for d in self.lake.table(path[-1][1]).columns if self.lake else ():
                         if column_role(d) != "measure":  # (an amount against a rate, no key)
                             continue
-                        joins, last = self._join_sql(path)
+                        joins, last = _join_sql(path)
                         cq, dq = f"a0.{quote_ident(c)}", f"{last}.{quote_ident(d.name)}"
                         got = self.v.rows(
-                            f"SELECT COUNT(*), SUM({cq} >= {dq}), SUM({cq} <= {dq}) FROM "
+                            f"SELECT COUNT(*), SUM({cq} <= {dq}), SUM({cq} >= {dq}) FROM "
                             f"(SELECT * FROM {quote_ident(t.name)} LIMIT {SAMPLE_ROWS}) AS a0 "
                             f"{joins} WHERE {cq} IS NOT NULL AND {dq} IS NOT NULL"
                         )
-                        if not got or not got[0][0] or got[0][0] < LEAST_ORDERED:
-                            continue
-                        n, ge, le = got[0][0], got[0][1] or 0, got[0][2] or 0
-                        if ge >= n * (1 - KEY_ORDER_SLACK) and le < n:
-                            out.append((path, d.name, 1))
-                        elif le >= n * (1 - KEY_ORDER_SLACK) and ge < n:
-                            out.append((path, d.name, -1))
+                        sign = _order_sign(got, KEY_ORDER_SLACK)
+                        if sign:
+                            out.append((path, d.name, sign))
             self._linked[key] = out
         return self._linked[key]
-
-    @staticmethod
-    def _join_sql(path: list[tuple[str, str, str]]) -> tuple[str, str]:
-        """``JOIN`` clauses from ``a0`` along ``path`` (aliases ``a1``...), and the last alias."""
-        parts = []
-        for i, (col, table, k) in enumerate(path, 1):
-            parts.append(
-                f"JOIN {quote_ident(table)} AS a{i} "
-                f"ON a{i - 1}.{quote_ident(col)} = a{i}.{quote_ident(k)}"
-            )
-        return " ".join(parts), f"a{len(path)}"
 
     def breaks_linked_order(
         self, t: TableProfile, row: Mapping[str, Any], c: str, new: Any
@@ -343,7 +347,12 @@ class Dependencies:
             first = row.get(path[0][0])
             if first is None:
                 continue
-            got = self.v.rows(self._refer_sql(path, d, first))
+            _, table, k = path[0]  # (from the row the first step leads to)
+            joins, last = _join_sql(path[1:], start=1)
+            got = self.v.rows(
+                f"SELECT {last}.{quote_ident(d)} FROM {quote_ident(table)} AS a1 {joins} "
+                f"WHERE a1.{quote_ident(k)} = {sql_lit(first)} LIMIT 2"
+            )
             other = got[0][0] if got and len(got) == 1 else None
             if not isinstance(other, (int, float)):
                 continue
@@ -351,20 +360,6 @@ class Dependencies:
                 word = "at least" if sign > 0 else "at most"
                 return f"{c} {new!r} would not be {word} {path[-1][1]}.{d} {other!r}"
         return None
-
-    @staticmethod
-    def _refer_sql(path: list[tuple[str, str, str]], d: str, first: Any) -> str:
-        """The number ``d`` at the end of ``path`` for a row whose first step's column holds
-        ``first``."""
-        _, table, k = path[0]
-        parts = [f"SELECT r{len(path)}.{quote_ident(d)} FROM {quote_ident(table)} AS r1"]
-        for i, (c2, t2, k2) in enumerate(path[1:], 2):
-            parts.append(
-                f"JOIN {quote_ident(t2)} AS r{i} ON r{i - 1}.{quote_ident(c2)} = "
-                f"r{i}.{quote_ident(k2)}"
-            )
-        parts.append(f"WHERE r1.{quote_ident(k)} = {sql_lit(first)} LIMIT 2")
-        return " ".join(parts)
 
     def twin_row(
         self, t: TableProfile, row: Mapping[str, Any], c: str, key: str, skip: Sequence[Any]
