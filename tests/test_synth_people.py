@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +51,17 @@ CREATE TABLE city (city_id INTEGER PRIMARY KEY, city_name TEXT,
 """
 
 NAMES = ["Ann", "Bob", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ida", "Jo", "Kit", "Lu"]
+
+
+@contextmanager
+def _generator(path: Path, seed: int) -> Iterator[tuple]:
+    """``(lake, generator)`` of the database at ``path``; its verifier closed afterwards."""
+    lake = discover(profile_lake(path))
+    v = Verifier(path)
+    try:
+        yield lake, _UnansGen(lake, v, random.Random(seed))
+    finally:
+        v.close()
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +101,8 @@ def gen(tmp_path_factory: pytest.TempPathFactory):
         conn.execute("INSERT INTO song VALUES (?, ?, ?)", (i, f"Tune {i}", f"Writer {i % 8}"))
     conn.commit()
     conn.close()
-    lake = discover(profile_lake(path))
-    v = Verifier(path)
-    yield lake, _UnansGen(lake, v, random.Random(0))
-    v.close()
+    with _generator(path, 0) as got:
+        yield got
 
 
 def test_other_people_are_those_no_one_to_one_link_makes_the_same(gen) -> None:
@@ -121,13 +133,8 @@ def test_another_person_s_column_is_no_doubt_only_besides_other_people(gen) -> N
 
 
 def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(gen) -> None:
-    lake, _ = gen
-    v = Verifier(lake.db_path)
-    try:
-        g = _UnansGen(lake, v, random.Random(3))
+    with _generator(gen[0].db_path, 3) as (lake, g):
         made = [m for m in (g.column_surface() for _ in range(200)) if m is not None]
-    finally:
-        v.close()
     asked = {(m.meta["tables"][0], m.meta["requested"]) for m in made}
     pathed = {m.meta["resembles"] for m in made if m.meta["tables"][0] == "customer"}
     assert "employee.birth_date" in pathed  # (reached by the support_rep_id join)
@@ -172,16 +179,11 @@ def test_a_part_of_an_attribute_keeps_what_tells_it_apart(gen) -> None:
 
 
 def test_a_listing_twin_lists_the_rows_of_a_scope_value(gen) -> None:
-    lake, _ = gen
-    v = Verifier(lake.db_path)
-    try:
-        g = _UnansGen(lake, v, random.Random(0))
+    with _generator(gen[0].db_path, 0) as (lake, g):
         song = lake.table("song")
         tpl = "List the {attr} of every {subj} whose {key} is {v}."  # (no {subjs} in it)
         got = g.owner_twin(tpl, (song, song.column("title")), "title", listing=True)
         one = g.owner_twin(tpl, (song, song.column("composer")), "composer", listing=False)
-    finally:
-        v.close()
     # the rows of one value several rows hold (a composer's songs), never of a unique title
     assert got is not None and '"composer" = ' in got["gold_sql"]
     assert one is not None and '"composer" = ' not in one["gold_sql"]
@@ -211,10 +213,5 @@ def test_a_staff_of_two_are_people_too(tmp_path) -> None:
         conn.execute("INSERT INTO rental VALUES (?, ?, ?)", (i, 1 + i % 2, i))
     conn.commit()
     conn.close()
-    lake = discover(profile_lake(path))
-    v = Verifier(path)
-    try:
-        g = _UnansGen(lake, v, random.Random(0))
+    with _generator(path, 0) as (lake, g):
         assert "staff" in g.other_people(lake.table("actor"))
-    finally:
-        v.close()
