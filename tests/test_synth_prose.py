@@ -145,6 +145,8 @@ def test_unanswerable_attributes_are_plausible_for_the_entity(mixed: list[Task])
     vocab = {"country", "countries", "staff", "supplier", "suppliers", "product", "price",
              "rating", "salary", "role", "population", "continent", "name", "label", "units"}  # fmt: skip
     for t in asked:
+        if t.metadata.get("withheld"):  # (a column of the table the suite's data left out)
+            continue
         kind, cue = t.metadata["entity_kind"], t.metadata.get("entity_cue")
         assert t.metadata["requested"] in plausible(kind, cue), t.utterance
     for t in asked:

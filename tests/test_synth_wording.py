@@ -160,6 +160,8 @@ def test_column_related_attributes_fit_the_entity(tasks: list[Task]) -> None:
     related = [t for t in tasks if t.unanswerable_kind == "column-related"]
     assert related
     for t in related:
+        if t.metadata.get("withheld"):  # (a column of the table the suite's data left out)
+            continue
         kind, cue = t.metadata["entity_kind"], t.metadata.get("entity_cue")
         assert t.metadata["requested"] in attributes_of(kind, cue), t.utterance
     unrelated = [t for t in tasks if t.unanswerable_kind == "column-unrelated"]

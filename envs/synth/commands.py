@@ -2,7 +2,7 @@
 
     clarisql synth SOURCE... --out DIR [--seed N] [--tasks N] [--llm openai:MODEL@URL]
                    [--mixture well-specified=0.2,clarify=0.2,write=0.1,unanswerable=0.5]
-                   [--workers N] [--describe FILE] [--audit N]
+                   [--workers N] [--describe FILE] [--audit N] [--withhold N]
 
 Exit status 0 on success; 2 with one line on stderr for input the user can fix (missing, empty
 or corrupt source, CSV that does not parse, no usable column, bad option).
@@ -29,7 +29,10 @@ def _synth(args: argparse.Namespace) -> int:
             llm=args.llm,
             workers=args.workers,
             describe=args.describe,
+            withhold=args.withhold,
         )
+        if args.withhold is not None and args.withhold < 0:
+            raise SynthError(f"--withhold must be at least 0, got {args.withhold}")
         if args.audit is not None and args.audit < 1:
             raise SynthError(f"--audit must be at least 1, got {args.audit}")
         result = synthesize(config)
@@ -172,6 +175,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="also write AUDIT.md: flaw counts per category and a stratified review sheet "
         "of N tasks (question, gold SQL, result, replies)",
+    )
+    p.add_argument(
+        "--withhold",
+        type=int,
+        default=None,
+        metavar="N",
+        help="columns to drop from the suite's copy of the data (lake.sqlite, never the "
+        "sources) for column-related requests to ask (default: one per 25 unanswerable "
+        "tasks, at most 12, where the data allows; 0: none)",
     )
     p.add_argument(
         "--mixture",

@@ -52,6 +52,9 @@ class SynthConfig:
     - ``describe``: a data dictionary (CSV or YAML, :mod:`.describe`): its words name the
       columns in questions, and the described columns are listed for the agent
       (``lake.description.md``, shown above the schema).
+    - ``withhold``: how many columns to drop from the suite's copy of the data for
+      column-related requests to ask (:mod:`.withhold`; ``None``: one per 25 unanswerable
+      tasks, at most 12, where the data allows; 0: none).
     """
 
     sources: Sequence[str | Path]
@@ -70,6 +73,7 @@ class SynthConfig:
     exact_limit: int = 400
     workers: int | None = None
     describe: str | Path | None = None
+    withhold: int | None = None
 
 
 @dataclass

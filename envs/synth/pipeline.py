@@ -2,10 +2,11 @@
 
 Contract
 - Steps: :func:`~.ingest.ingest` -> :func:`~.profile.profile_lake` -> :func:`~.discover.discover`
-  (LLM-rescored with ``--llm``) -> answerable drafts (offline templates, or the LLM loop) ->
-  the layers (clarification, unanswerable, writes) -> mixture, de-duplication, numbering ->
-  ``out/tasks.jsonl`` beside ``out/lake.sqlite`` (task ``db`` = ``lake.sqlite``, relative to the
-  task file, so ``clarisql eval --suite out/tasks.jsonl`` works) and ``out/SUITE.md``.
+  (LLM-rescored with ``--llm``) -> :func:`~.withhold.withhold` (columns dropped from the
+  suite's copy of the data for column-related requests to ask; ``--withhold N``) ->
+  answerable drafts (offline templates, or the LLM loop) -> the layers (clarification,
+  unanswerable, writes) -> mixture, de-duplication, numbering -> ``out/tasks.jsonl`` beside
+  ``out/lake.sqlite`` (task ``db`` = ``lake.sqlite``, relative to the task file, so ``clarisql eval --suite out/tasks.jsonl`` works) and ``out/SUITE.md``.
 - ``config.tasks`` is the number of tasks in the suite. The mixture (:data:`DEFAULT_MIXTURE`,
   TrustSQL-like: half the suite unanswerable) is split by largest remainders; a category the
   data cannot fill is topped up with well-specified tasks and the shortfall is stated in
@@ -68,6 +69,7 @@ from clarisql.envs.synth.names import clear_descriptions, set_descriptions, tabl
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.types import Draft, LakeProfile, SynthError
 from clarisql.envs.synth.verify import Verifier
+from clarisql.envs.synth.withhold import default_count, withhold
 from clarisql.envs.tasks import Task, save_tasks
 
 
@@ -212,6 +214,11 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
     auto = table_prefixed({t.name: [c.name for c in t.columns] for t in lake.tables})
     set_descriptions({k: v for k, v in auto.items() if k not in described})
     set_descriptions(described)
+    t = time.perf_counter()  # (after the descriptions: a withheld column is asked in their words)
+    wanted = split_counts(config.tasks, config.mixture)
+    k = default_count(wanted["unanswerable"]) if config.withhold is None else config.withhold
+    lake = withhold(lake, db_path, k, config.seed)
+    timings["withhold"] = time.perf_counter() - t
     dictionary = out / (db_path.stem + ".description.md")
     if described and dictionary_text(lake, described):
         dictionary.write_text(dictionary_text(lake, described) + "\n", encoding="utf-8")
@@ -229,7 +236,6 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         workers=_workers(config),
         step_budget=config.step_budget,
     )
-    wanted = split_counts(config.tasks, config.mixture)
     t = time.perf_counter()
     report = DraftReport()
     # drafts are only verified where they can be kept: the well-specified share, the third of

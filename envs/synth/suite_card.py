@@ -50,6 +50,7 @@ def card_text(result: SynthResult, config: SynthConfig) -> str:
         f"3. Discovery: {len(result.lake.joins)} joinable column pairs and "
         f"{len(result.lake.unions)} unionable table pairs ({result.discovery.method}, "
         f"{result.discovery.columns} candidate columns).",
+        _withheld_line(result),
         "4. Answerable drafts at three difficulties x three types, every gold query executed "
         f"in the sandbox (at most {config.step_budget // 2:,} SQLite steps, half the episode's "
         f"statement budget; at most {config.max_rows} rows).",
@@ -87,6 +88,17 @@ def card_text(result: SynthResult, config: SynthConfig) -> str:
     r = result.draft_report
     lines.append(f"- draft attempts: {r.attempts}; rejected: {dict(r.rejected.most_common(5))}")
     return "\n".join(lines) + "\n"
+
+
+def _withheld_line(result: SynthResult) -> str:
+    got = result.lake.withheld
+    if not got:
+        return "   Withheld: no column (column-related requests ask what the rows' kind has in the world)."
+    cols = ", ".join(f"`{t}.{c}` ({w or 'not asked'})" for t, c, w in got)
+    return (
+        f"   Withheld: {len(got)} column(s) dropped from `{result.db_path.name}` (the sources keep "
+        f"them) for column-related requests to ask: {cols}."
+    )
 
 
 def _pairs(result: SynthResult) -> list[str]:

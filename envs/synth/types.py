@@ -146,6 +146,9 @@ class LakeProfile:
     #: link and mirror tables: kept in ``tables`` and join paths, but no question or request is
     #: about them (:func:`clarisql.envs.synth.discover.subjectless_tables`)
     non_subjects: tuple[str, ...] = ()
+    #: columns dropped from the suite's copy of the data so that column-related requests may
+    #: ask for them: ``(table, column, words asked)`` (:mod:`clarisql.envs.synth.withhold`)
+    withheld: tuple[tuple[str, str, str], ...] = ()
 
     def is_subject(self, name: str) -> bool:
         """Whether a question or request may be about table ``name``'s rows: not a link or

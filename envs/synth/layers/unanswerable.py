@@ -17,7 +17,10 @@ list price; a ``store_address`` holds the address details).
   (:func:`~clarisql.envs.synth.names.entity_kind`, :data:`~clarisql.envs.synth.names.WORLD_ATTRIBUTES`:
   the ``date of birth`` of a customer, the ``population`` of a city) but that no table of the
   lake has; only for tables whose kind is known (a ``thing`` gets none: neither what it lacks
-  nor the language of its schema can be told).
+  nor the language of its schema can be told). When the lake withholds columns (``lake.withheld``,
+  :mod:`clarisql.envs.synth.withhold`: real attributes of its rows dropped from the suite's copy
+  of the data), :data:`WITHHELD_SHARE` of these requests ask for one of them first: in the
+  database's own words, so the words cannot say that few databases store it.
 - ``[2]`` column-unrelated: an attribute of another kind of entity (the ``breed`` of an invoice)
   none of whose words appears in the lake's schema or values.
 - ``[3]`` non-sql: about columns that exist, but needs what no agent with SQL and text has (a
@@ -44,7 +47,7 @@ import difflib
 import os
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from clarisql.envs.synth.column_roles import agg_names, column_role, credit_list
@@ -346,28 +349,45 @@ def absent(attr: str, tables: list[TableProfile], semantic: Any = None) -> bool:
     with ``semantic`` (``semantic(attr, column words) -> bool``, the packaged embedder), a
     name close in meaning.
     """
+    return next(holders(attr, tables, semantic), None) is None
+
+
+def holders(
+    attr: str, tables: list[TableProfile], semantic: Any = None
+) -> Iterator[tuple[TableProfile, ColumnProfile]]:
+    """The columns of ``tables`` that may hold ``attr`` (:func:`absent`'s checks), in order."""
     aw, an = words(attr), _norm(attr)
     ax = frozenset(x for w in aw for x in synonyms(w))
     initials = _initials(attr)
     for t in tables:
         for c in t.columns:
-            cw = words(c.name)
-            if cw and (cw <= aw or aw <= cw):
-                return False
-            full = _expanded(c.name)
-            if full and (full & ax) and (words(in_words(c.name)) <= ax or aw <= full):
-                return False
-            if difflib.SequenceMatcher(None, an, _norm(c.name)).ratio() >= 0.8:
-                return False
-            if not speakable(c.name) and c.name.lower() in initials:
-                return False
-            if aw and any(
-                aw <= words(v) for v in c.samples if isinstance(v, str) and len(v) <= 200
-            ):
-                return False
-            if semantic is not None and semantic(attr, in_words(c.name)):
-                return False  # (a name that is no English word may still be close in meaning)
-    return True
+            if _may_hold(attr, aw, an, ax, initials, c, semantic):
+                yield t, c
+
+
+def _may_hold(
+    attr: str,
+    aw: frozenset[str],
+    an: str,
+    ax: frozenset[str],
+    initials: set[str],
+    c: ColumnProfile,
+    semantic: Any,
+) -> bool:
+    cw = words(c.name)
+    if cw and (cw <= aw or aw <= cw):
+        return True
+    full = _expanded(c.name)
+    if full and (full & ax) and (words(in_words(c.name)) <= ax or aw <= full):
+        return True
+    if difflib.SequenceMatcher(None, an, _norm(c.name)).ratio() >= 0.8:
+        return True
+    if not speakable(c.name) and c.name.lower() in initials:
+        return True
+    if aw and any(aw <= words(v) for v in c.samples if isinstance(v, str) and len(v) <= 200):
+        return True
+    # (a name that is no English word may still be close in meaning)
+    return semantic is not None and semantic(attr, in_words(c.name))
 
 
 #: cosine similarity at or above which the embedder calls two names the same attribute
@@ -402,6 +422,10 @@ def embedder_check() -> Any:
 
 #: how often a suite asks one attribute as column-surface at most
 MAX_ASKS = 3
+#: how often a column-related request is drawn among the withheld columns first (when the lake
+#: has any), and how often a suite asks one withheld column at most
+WITHHELD_SHARE = 0.6
+WITHHELD_ASKS = 4
 
 
 class _UnansGen:
@@ -517,7 +541,8 @@ class _UnansGen:
             return None
         return d, self.rng.choice(rows)[0], lab
 
-    def twin_columns(self, t: TableProfile, avoid: set[str]) -> list[ColumnProfile]:
+    @staticmethod
+    def twin_columns(t: TableProfile, avoid: set[str]) -> list[ColumnProfile]:
         """Columns of ``t`` an answerable twin may ask for: speakable, not a key, code or flag,
         not set by the database itself (timestamps)."""
         from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
@@ -955,6 +980,10 @@ class _UnansGen:
         """An attribute such entities have in the world (:func:`plausible` for the table's
         kind) that no table of the lake holds and no join path may hold (:meth:`in_doubt`);
         most of the time one in the words of the schema (:meth:`look_alike`)."""
+        if self.lake.withheld and self.rng.random() < WITHHELD_SHARE:
+            got = self.withheld_related()
+            if got is not None:
+                return got
         t = self.rng.choice(self.tables)
         kind, cue = self.cue_of(t)
         if kind == "thing":  # rows of unknown kind: what they lack cannot be told (nor in what
@@ -968,6 +997,33 @@ class _UnansGen:
             return None
         attr = self.rng.choice(self.least_asked(self.look_alike(t, pool, str), among=pool))
         got = self.attr_task(K_RELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
+        if got is not None:
+            self._asked[attr] = self._asked.get(attr, 0) + 1
+        return got
+
+    def withheld_related(self) -> Made | None:
+        """A column the suite's copy of the data no longer has (``lake.withheld``,
+        :mod:`clarisql.envs.synth.withhold`), asked of its own table's rows in the words its
+        twins use for columns: the request reads like the answerable ones about the same rows,
+        and only the schema decides. Each at most :data:`WITHHELD_ASKS` times, the least asked
+        first."""
+        names = {x.name for x in self.tables}
+        left = [
+            (tn, col, attr)
+            for tn, col, attr in self.lake.withheld
+            if attr
+            and tn in names
+            and self._asked.get(attr, 0) < WITHHELD_ASKS
+            and self.absent_anywhere(attr)  # (the embedder's word, which withholding had not)
+        ]
+        if not left:
+            return None
+        low = min(self._asked.get(a, 0) for _, _, a in left)
+        tn, col, attr = self.rng.choice([x for x in left if self._asked.get(x[2], 0) == low])
+        t = self.lake.table(tn)
+        kind, cue = self.cue_of(t)
+        extra = {"entity_kind": kind, "entity_cue": cue, "withheld": f"{tn}.{col}"}
+        got = self.attr_task(K_RELATED, t, attr, extra)
         if got is not None:
             self._asked[attr] = self._asked.get(attr, 0) + 1
         return got
@@ -1211,4 +1267,12 @@ def unanswerable_tasks(
     return [m.task(lake, f"synth-unanswerable/{i:04d}") for i, m in enumerate(out)]
 
 
-__all__ = ["RELATED", "absent", "head_noun", "plausible", "unanswerable_tasks", "words"]
+__all__ = [
+    "RELATED",
+    "absent",
+    "head_noun",
+    "holders",
+    "plausible",
+    "unanswerable_tasks",
+    "words",
+]
