@@ -16,7 +16,7 @@ from clarisql.envs.synth.discover import discover
 from clarisql.envs.synth.pipeline import SynthConfig, synthesize
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
-from clarisql.envs.tasks import Task
+from clarisql.envs.tasks import Label, Task, Underspec
 
 PROSE = (
     "a",
@@ -176,3 +176,41 @@ def test_roles_told_by_values_when_names_do_not_say(tmp_path: Path) -> None:
     assert column_role(land.column("berater")) == "code"
     assert column_role(land.column("flaeche")) == "measure"
     assert column_role(discover(lake).table("stadt").column("bevoelkerung")) == "measure"
+
+
+def test_a_member_list_is_judged_in_the_task_s_own_table(tmp_path: Path) -> None:
+    """A slot name two tables share (``name``): the artists' names read as credit lists, the
+    tracks' do not, so a track's title with a comma is no member list; an artist's is."""
+    db = tmp_path / "music.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE artist (artist_id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("CREATE TABLE track (track_id INTEGER PRIMARY KEY, name TEXT, artist_id INT)")
+    first = ["Bill", "Mike", "Roddy", "Jim", "Ann", "Joe", "Sue", "Kim"]
+    last = ["Gould", "Bordin", "Patton", "Bottum", "Lee", "Ray", "Fox", "Hart"]
+    rng = random.Random(1)
+    for i in range(1, 121):
+        a, b, c = (f"{rng.choice(first)} {rng.choice(last)}" for _ in range(3))
+        conn.execute("INSERT INTO artist VALUES (?, ?)", (i, a if i % 3 == 0 else f"{a}/{b}/{c}"))
+        conn.execute(
+            "INSERT INTO track VALUES (?, ?, ?)", (i, f"Requiem, Op. {i}: {i % 7}. Pie Jesu", i)
+        )
+    conn.commit()
+    conn.close()
+
+    def asked(table: str, value: str) -> Task:
+        return Task(
+            id=table, db="x", utterance=f'How many rows have name "{value[:4]}"?',
+            gold_sql=f"SELECT {table}_id FROM {table} WHERE {table}_id = 7",
+            underspecs=[Underspec(Label("not-exist", value[:4], "name"), value)],
+            metadata={"tables": [table]},
+        )  # fmt: skip
+
+    v = Verifier(db)
+    try:
+        lake = discover(profile_lake(db))
+        track = audit_tasks([asked("track", "Requiem, Op. 5: 5. Pie Jesu")], lake, v)
+        artist = audit_tasks([asked("artist", "Bill Gould/Mike Bordin/Mike Patton")], lake, v)
+    finally:
+        v.close()
+    assert track.total("list-column-as-category") == 0, track.examples
+    assert artist.total("list-column-as-category") == 1, artist.examples

@@ -642,13 +642,16 @@ class Auditor:
         return self._lists[key]
 
     def _credits(self, task: Task, report: AuditReport) -> None:
-        """A name clarification whose gold is one whole member list of a list column."""
+        """A name clarification whose gold is one whole member list of a list column (of the
+        task's tables where it names them: a track's ``Name`` is no artist's ``Name``)."""
+        tables = set(task.metadata.get("tables") or ())
         for u in task.underspecs:
             if u.label.kind not in ("not-exist", "Error") or not isinstance(u.value, str):
                 continue
             cols = [
                 c
                 for t in self.lake.tables
+                if not tables or t.name in tables
                 for c in t.columns
                 if c.name == u.label.slot and c.kind == "text"
             ]
