@@ -134,6 +134,7 @@ def test_bad_input_one_line_exit_2(kind: str, tmp_path: Path, capsys) -> None:
         (["--workers", "0"], "--workers must be at least 1"),
         (["--mixture", "nonsense"], "--mixture"),
         (["--llm", "gpt"], "openai:MODEL@URL"),
+        (["--withhold", "-1"], "--withhold must be at least 0"),
     ],
 )
 def test_bad_options(csv_lake: Path, tmp_path: Path, capsys, extra: list[str], msg: str) -> None:

@@ -31,8 +31,6 @@ def _synth(args: argparse.Namespace) -> int:
             describe=args.describe,
             withhold=args.withhold,
         )
-        if args.withhold is not None and args.withhold < 0:
-            raise SynthError(f"--withhold must be at least 0, got {args.withhold}")
         if args.audit is not None and args.audit < 1:
             raise SynthError(f"--audit must be at least 1, got {args.audit}")
         result = synthesize(config)

@@ -197,6 +197,8 @@ def _synthesize(config: SynthConfig, described: dict[str, str]) -> SynthResult:
         raise SynthError(f"--tasks must be at least 1, got {config.tasks}")
     if config.workers is not None and config.workers < 1:
         raise SynthError(f"--workers must be at least 1, got {config.workers}")
+    if config.withhold is not None and config.withhold < 0:
+        raise SynthError(f"--withhold must be at least 0, got {config.withhold}")
     out = Path(config.out)
     timings: dict[str, float] = {}
     notes: list[str] = []
