@@ -21,7 +21,7 @@ from clarisql.envs.synth.discover import discover
 from clarisql.envs.synth.pipeline import SynthConfig, synthesize
 from clarisql.envs.synth.profile import profile_lake
 from clarisql.envs.synth.verify import Verifier
-from clarisql.envs.synth.withhold import eligible
+from clarisql.envs.synth.withhold import eligible, withhold
 from clarisql.envs.tasks import load_tasks
 
 SCHEMA = """
@@ -206,3 +206,30 @@ def test_withhold_zero_keeps_the_data_and_the_seed_decides(
     again = synthesize(SynthConfig([src], tmp_path / "again", tasks=150, seed=0, withhold=10))
     assert again.lake.withheld == made.lake.withheld
     assert again.tasks_path.read_bytes() == made.tasks_path.read_bytes()
+
+
+def test_an_index_synthesis_made_does_not_keep_a_column(
+    src: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Synthesis indexes large tables' columns itself (``synth_idx_``): such an index goes with
+    the column; the database's own index (``track_bytes``) keeps its column."""
+    monkeypatch.setenv("CLARISQL_SYNTH_EMBEDDER", "hashing")
+    db = tmp_path / "lake.sqlite"
+    db.write_bytes(src.read_bytes())
+    conn = sqlite3.connect(db)
+    for col in ("composer", "mood", "tempo"):
+        conn.execute(f"CREATE INDEX synth_idx_track_{col} ON track ({col})")
+    conn.commit()
+    conn.close()
+    lake = withhold(discover(profile_lake(db)), db, 20, seed=0)
+    got = {(t, c) for t, c, _ in lake.withheld}
+    assert {("track", "composer"), ("track", "mood"), ("track", "tempo")} & got
+    assert ("track", "bytes") not in got
+    conn = sqlite3.connect(db)
+    try:
+        left = {r[1] for r in conn.execute("PRAGMA index_list(track)")}
+    finally:
+        conn.close()
+    assert "track_bytes" in left
+    for _, col in got:
+        assert f"synth_idx_track_{col}" not in left

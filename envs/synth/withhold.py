@@ -17,8 +17,9 @@ Contract
   column that may hold it (:func:`~.layers.unanswerable.holders`, at most :data:`MAX_GROUP`: a
   customer's and a store's ``phone`` in a lake where customers reach the stores go together,
   or neither), and each is dropped from the lake database (``ALTER TABLE ... DROP COLUMN`` in
-  one savepoint; an attribute SQLite will not drop a column of, because an index, view,
-  trigger or constraint uses it, is not withheld), then ``VACUUM`` so no free page keeps its
+  one savepoint, after the indexes synthesis itself made on it; an attribute SQLite will not
+  drop a column of, because the database's own index, view, trigger or constraint uses it, is
+  not withheld), then ``VACUUM`` so no free page keeps its
   values. It returns the lake profile without them and with ``withheld`` set: ``(table,
   column, words)`` per dropped column, the words a request asks it by (the twins' phrasing,
   :func:`~clarisql.envs.synth.phrasing.attr_words`; empty where no request may ask it: a link
@@ -193,6 +194,18 @@ def eligible(lake: LakeProfile, v: Verifier) -> list[tuple[str, tuple[Member, ..
     return out
 
 
+def _own_indexes(conn: apsw.Connection, table: str, column: str) -> list[str]:
+    """The indexes on ``column`` that synthesis made itself (``synth_idx_``:
+    :func:`~.discover.index_lake`); the database's own indexes stay and keep the column."""
+    out = []
+    for row in conn.execute(f"PRAGMA index_list({qi(table)})"):
+        name = row[1]
+        cols = [r[2] for r in conn.execute(f"PRAGMA index_info({qi(name)})")]
+        if name.startswith("synth_idx_") and column in cols:
+            out.append(name)
+    return out
+
+
 def withhold(lake: LakeProfile, db_path: Path, k: int, seed: int | str) -> LakeProfile:
     """Withhold :func:`eligible` attributes of up to ``k`` columns in all (drawn with the seed,
     those of one column first, spread over the tables: a table gives a second column only when
@@ -233,6 +246,8 @@ def withhold(lake: LakeProfile, db_path: Path, k: int, seed: int | str) -> LakeP
             conn.execute("SAVEPOINT withhold")
             try:
                 for x, y, _ in members:
+                    for idx in _own_indexes(conn, x.name, y.name):  # (synthesis made them)
+                        conn.execute(f"DROP INDEX {qi(idx)}")
                     conn.execute(f"ALTER TABLE {qi(x.name)} DROP COLUMN {qi(y.name)}")
             except apsw.Error:  # (an index, view, trigger or constraint uses one: none goes)
                 conn.execute("ROLLBACK TO withhold")
