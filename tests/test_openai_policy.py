@@ -202,12 +202,13 @@ def test_retries_transient_failures_then_succeeds(task_file):
         if n == 1:
             return -1, b"GARBAGE NOT HTTP\r\n\r\n", 0.0
         if n == 2:
-            return 200, json.dumps(solver_reply(body)).encode(), 1.0  # slower than the timeout
+            return 200, json.dumps(solver_reply(body)).encode(), 3.0  # slower than the timeout
         return ok(body, n)
 
     env = ClarifySQLEnv(str(task_file))
     with FakeServer(flaky) as srv:
-        pol = make_policy(f"openai:m@{srv.url}", timeout_s=0.3, max_retries=3, backoff_s=0.01)
+        # (a timeout a loopback reply meets on a loaded machine too: 0.3 s did not, always)
+        pol = make_policy(f"openai:m@{srv.url}", timeout_s=1.0, max_retries=3, backoff_s=0.01)
         res = run_episode(env, pol, "riverton/from", seed=1)
     assert res.correct and pol.stats["retries"] == 3
 
