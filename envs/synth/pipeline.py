@@ -6,7 +6,8 @@ Contract
   suite's copy of the data for column-related requests to ask; ``--withhold N``) ->
   answerable drafts (offline templates, or the LLM loop) -> the layers (clarification,
   unanswerable, writes) -> mixture, de-duplication, numbering -> ``out/tasks.jsonl`` beside
-  ``out/lake.sqlite`` (task ``db`` = ``lake.sqlite``, relative to the task file, so ``clarisql eval --suite out/tasks.jsonl`` works) and ``out/SUITE.md``.
+  ``out/lake.sqlite`` (task ``db`` = ``lake.sqlite``, relative to the task file, so
+  ``clarisql eval --suite out/tasks.jsonl`` works) and ``out/SUITE.md``.
 - ``config.tasks`` is the number of tasks in the suite. The mixture (:data:`DEFAULT_MIXTURE`,
   TrustSQL-like: half the suite unanswerable) is split by largest remainders; a category the
   data cannot fill is topped up with well-specified tasks and the shortfall is stated in
