@@ -175,22 +175,13 @@ def eligible(lake: LakeProfile, v: Verifier) -> list[tuple[str, tuple[Member, ..
             if not absent(attr, list(pruned.tables), semantic):
                 continue
             check = _UnansGen(pruned, v, random.Random(0))
-            members = []
+            members = []  # (every holder goes; those asked are the ones no join path doubts)
             for x, y in group:
                 said = attr_words(human(y.name), _row(x))
-                if x.name in subjects and not check.in_doubt(pruned.table(x.name), said):
-                    members.append((x, y, said))
-            if any(m[0].name == t.name and m[1].name == c.name for m in members):
-                # (every holder goes; the ones asked are those no join path doubts)
-                out.append(
-                    (
-                        attr,
-                        tuple(
-                            members
-                            + [(x, y, "") for x, y in group if all(m[1] is not y for m in members)]
-                        ),
-                    )
-                )
+                askable = x.name in subjects and not check.in_doubt(pruned.table(x.name), said)
+                members.append((x, y, said if askable else ""))
+            if any(x.name == t.name and y.name == c.name and said for x, y, said in members):
+                out.append((attr, tuple(members)))
     return out
 
 
