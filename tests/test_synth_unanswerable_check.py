@@ -62,6 +62,15 @@ def test_names_in_words_and_unspeakable_names() -> None:
     assert speakable("games") and speakable("birthCity") and speakable("alt")
 
 
+def test_a_span_s_end_is_said_as_its_noun() -> None:
+    # ("List the different dates to of the customer addresses" read no better than a name)
+    assert in_words("date_from") == "start date" and in_words("DateTo") == "end date"
+    assert in_words("date_assigned_to") == "assigned end date"
+    assert in_words("dt_from") == "start date" and in_words("time_until") == "end time"
+    # without a point in time the last word is no span's end: a bill-to address
+    assert in_words("bill_to") == "bill to" and in_words("valid_from") == "valid from"
+
+
 def test_non_sql_asks_only_what_no_sql_and_text_agent_can_do() -> None:
     pool = " ".join(un._NONSQL_MEASURE + un._NONSQL_TEXT).lower()
     for doable in ("translate", "aloud", "poem", "summarise", "forecast"):

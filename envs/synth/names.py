@@ -198,6 +198,7 @@ def in_words(name: str, table: str | None = None) -> str:
         return UNIT_NAMES[parts[0]]
     if len(parts) > 1 and parts[0] in TABLE_PREFIXES:
         parts = parts[1:]
+    parts = _span_bound(parts)
     out: list[str] = []
     for i, w in enumerate(parts):
         if i == len(parts) - 1 and i > 0 and w in UNITS and w not in ABBREVIATIONS:
@@ -209,6 +210,27 @@ def in_words(name: str, table: str | None = None) -> str:
         else:
             out.append(w)
     return " ".join(out) or name
+
+
+#: the last word of a name that makes one end of a span (``date_from``, ``date_assigned_to``)
+SPAN_ENDS = {"from": "start", "since": "start", "to": "end", "until": "end", "till": "end"}
+#: the words a span's end is a point of
+_SPAN_HEADS = ("date", "time", "day", "year", "month", "datetime", "timestamp")
+
+
+def _span_bound(parts: list[str]) -> list[str]:
+    """A name whose last word is a span's end and which names a point in time, said as that
+    end's noun: ``date_from`` -> ``start date``, ``date_assigned_to`` -> ``assigned end date``
+    (never "the dates to of the addresses"). Without a word for a point in time the name is
+    left alone (``bill_to`` is an address)."""
+    if len(parts) < 2 or parts[-1] not in SPAN_ENDS:
+        return parts
+    heads = [w for w in parts[:-1] if w in _SPAN_HEADS or ABBREVIATIONS.get(w) == "date"]
+    if not heads:
+        return parts
+    head = "date" if ABBREVIATIONS.get(heads[-1]) == "date" else heads[-1]
+    rest = [w for w in parts[:-1] if w != heads[-1]]
+    return [*rest, SPAN_ENDS[parts[-1]], head]
 
 
 #: month and day names (word lists hold them capitalised, so their lower case counts are low)
