@@ -894,6 +894,11 @@ CUE_WORDS = re.compile(
 
 
 _QUOTE_MARK = re.compile(r"['\"“”‘’«»「」]")
+#: One attribute of the records a name or a value picks out ("What is the X of the Y whose K is
+#: V?", "List the X of every Y with K V."): the frame column requests share with their twins
+_LOOKUP = re.compile(
+    r"\bthe [\w' -]+? (?:of|for) (?:the|every|each) [\w' -]+? (?:whose|with) ", re.I
+)
 
 
 def _words(text: str) -> int:
@@ -902,7 +907,8 @@ def _words(text: str) -> int:
 
 #: Surface cues a strategy may abstain on (the request only; what a cheap classifier of the
 #: wording would learn): cue words, a quoted name or none, the length in words above or at most
-#: a threshold, a number or none, a question mark or none.
+#: a threshold, a number or none, one attribute of a named record (the lookup frame) or not, a
+#: question mark or none.
 CUES: dict[str, Any] = {
     "none": lambda text, n: False,
     "words": lambda text, n: bool(CUE_WORDS.search(text)),
@@ -912,6 +918,8 @@ CUES: dict[str, Any] = {
     "short": lambda text, n: _words(text) <= n,
     "digits": lambda text, n: bool(re.search(r"\d", text)),
     "no-digits": lambda text, n: not re.search(r"\d", text),
+    "lookup": lambda text, n: bool(_LOOKUP.search(text)),
+    "no-lookup": lambda text, n: not _LOOKUP.search(text),
     "question": lambda text, n: text.rstrip().endswith(("?", "？")),
     "no-question": lambda text, n: not text.rstrip().endswith(("?", "？")),
 }

@@ -289,3 +289,20 @@ def test_a_turn_refused_as_too_broad_finds_nothing_and_pays_for_everything(
     _, _, _, _, info = env.step({"type": "abstain", "reason": "done"})
     s = info["episode"]
     assert s["label_recall"] == 0.0 and s["unneeded_clarifications"] == 6
+
+
+def test_the_lookup_frame_is_a_cue_the_search_may_abstain_on() -> None:
+    """The frame column requests share with their twins ("the X of the Y whose K is V") is a
+    surface cue of the family: a strategy that declines every lookup is searched and measured
+    (on the synthesized suites it stays below the honest reference: docs/wording.md)."""
+    from clarisql.policies.probes import CUES
+
+    for text in (
+        'What is the composer of the track whose name is "Dazed"?',
+        "Tell me the unit price for the track with name Dazed.",
+        "List the title of every album with artist ID 3.",
+    ):
+        assert CUES["lookup"](text, 0) and not CUES["no-lookup"](text, 0)
+    for text in ("How many tracks are there?", "Plot the total of every genre."):
+        assert not CUES["lookup"](text, 0) and CUES["no-lookup"](text, 0)
+    assert StrategyPolicy(Strategy(abstain_on="lookup")).strategy.abstain_on == "lookup"

@@ -14,7 +14,7 @@ import pytest
 
 from clarisql.envs.synth import SynthConfig, synthesize
 from clarisql.envs.synth.layers.twins import value_twin_text
-from clarisql.envs.synth.layers.unanswerable import plausible, words
+from clarisql.envs.synth.layers.unanswerable import unrelated_attributes, words
 from clarisql.envs.synth.names import attributes_of, entity_kind
 from clarisql.envs.synth.phrasing import AGGREGATE, ATTR_OF_RECORD, ATTR_WHERE
 from clarisql.envs.tasks import Label, Task, Underspec
@@ -167,7 +167,7 @@ def test_column_related_attributes_fit_the_entity(tasks: list[Task]) -> None:
     unrelated = [t for t in tasks if t.unanswerable_kind == "column-unrelated"]
     for t in unrelated:  # the same kind's attribute, never another kind's ("the mayor of a book")
         kind, cue = t.metadata["entity_kind"], t.metadata.get("entity_cue")
-        assert t.metadata["requested"] in plausible(kind, cue), t.utterance
+        assert t.metadata["requested"] in unrelated_attributes(kind, cue), t.utterance
 
 
 def test_entity_kinds() -> None:

@@ -89,7 +89,7 @@ def make_drafts(
                 ms = cells[cell]
                 c = ms[rng.randrange(len(ms))]()
                 if isinstance(c, Candidate):
-                    v.prefetch([c.sql])
+                    v.prefetch([c.sql, *([c.slots["ranked"]] if "ranked" in c.slots else [])])
                 ahead.append((cell, c))
             cell, c = ahead.popleft()
             if cell not in live:

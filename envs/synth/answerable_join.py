@@ -295,6 +295,7 @@ def _j_rank(cx: DraftContext, j: JoinPair, fk, key, desc) -> Draft | None:
         group_by=(d.table, d.name),
         join=(j.left, j.right),
         filters=nf or None,
+        ranked=Sel("COUNT(*)").frm(inner.sub("ranked")).sql(),
     )
 
 

@@ -191,6 +191,13 @@ class DraftContext:
         if not self._paths_agree(c, rows):
             self.rejected.append("join paths disagree")
             return None
+        ranked = c.slots.get("ranked")  # (SQL counting every row the ranking ranks)
+        if ranked is not None:
+            got = self.v.rows(ranked)
+            if not got or len(rows) * 2 > (got[0][0] or 0):
+                # "one of the 3 largest numbers" that most rows share ranks nothing
+                self.rejected.append("a ranking that keeps most of its rows")
+                return None
         ops = c.ops
         if "group" in ops and len(rows) < 2:
             self.rejected.append("a single group")
@@ -209,7 +216,7 @@ class DraftContext:
             operations=ops,
             rows=rows,
             ordered=c.ordered,
-            slots={k: v for k, v in c.slots.items() if v is not None},
+            slots={k: v for k, v in c.slots.items() if v is not None and k != "ranked"},
             meta={"review_count": 0, "tokens": 0, "rejected": []},
         )
 

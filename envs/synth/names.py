@@ -566,6 +566,21 @@ PERSONAL_ATTRIBUTES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+#: cue word -> what such an entity plausibly has that hardly any database records, for the cues
+#: of :data:`CUE_ATTRIBUTES` whose kind's :data:`PERSONAL_ATTRIBUTES` do not all fit (a book has
+#: no soundtrack, a song no sequel, an appointment no gift message); a cue not listed takes its
+#: kind's whole list
+CUE_PERSONAL: dict[str, tuple[str, ...]] = {
+    "track": ("fan rating", "trivia", "theme"), "song": ("fan rating", "trivia", "theme"),
+    "album": ("fan rating", "trivia", "theme"), "playlist": ("theme", "fan rating"),
+    "book": ("sequel", "trivia", "fan rating", "theme"), "course": (), "class": (),
+    "appointment": (), "visit": (), "transcript": (), "enrolment": (), "enrollment": (),
+    "registration": (), "booking": ("reason for the trip",),
+    "reservation": ("reason for the trip",), "ticket": ("reason for the trip",),
+    "item": ("gift message", "reason for the purchase"),
+}  # fmt: skip
+
+
 def entity_cue(table: str, columns: tuple[str, ...] | list[str] = ()) -> tuple[str, str | None]:
     """``(kind, cue)``: :func:`entity_kind` and the word of the table's name that told it
     (``department_stores`` -> ``("site", "store")``), ``None`` when the columns told it."""
@@ -647,6 +662,7 @@ __all__ = [
     "ABBREVIATIONS",
     "UNITS",
     "CUE_ATTRIBUTES",
+    "CUE_PERSONAL",
     "ENTITY_CUES",
     "PERSONAL_ATTRIBUTES",
     "WORLD_ATTRIBUTES",

@@ -34,7 +34,7 @@ from rapidfuzz import process as _rf_process
 
 from clarisql.envs.synth.column_roles import agg_names, column_role
 from clarisql.envs.synth.names import in_words, speakable
-from clarisql.envs.synth.phrasing import agg_words, plain_key, wording_flaw
+from clarisql.envs.synth.phrasing import agg_words, plain_key, singular, wording_flaw
 from clarisql.envs.synth.profile import present_sql, value_sql
 from clarisql.envs.synth.types import (
     ColumnProfile,
@@ -69,6 +69,13 @@ def show(v: Any) -> str:
 
 
 # --- column roles --------------------------------------------------------------------------------
+def typeable(v: Any) -> bool:
+    """Whether a user can write ``v`` as an utterance shows it: no text with a line break, a
+    tab, or spaces doubled or at either end (:func:`tidy` would show it otherwise than the
+    data holds it, and the value written in the question would find no row)."""
+    return not isinstance(v, str) or v == " ".join(v.split())
+
+
 def id_like_name(name: str) -> bool:
     """A key-like column name: ``id``, ``customer_id``, ``CustomerId``, ``code``, ``number``..."""
     return bool(_ID_NAME.search(name))
@@ -492,7 +499,29 @@ def tidy(text: str) -> str:
     is only the record's noun said as the record (:func:`~.phrasing.plain_key`)."""
     s = re.sub(r"\s+", " ", plain_key(text)).strip()
     s = re.sub(r"\s+([?.,:;!])", r"\1", s)
+    s = _AGREE_WHAT.sub(_agree, s)
+    s = _AGREE_WHOSE.sub(_agree, s)
     return s[:1].upper() + s[1:]
+
+
+#: "What is the address details of ..." and "whose address details is ...": the verb agrees
+#: with the noun phrase's last word
+_AGREE_WHAT = re.compile(r"\b(?P<lead>[Ww]hat )is(?P<np> the [A-Za-z' ]+?)(?= (?:of|for) )")
+_AGREE_WHOSE = re.compile(r"\b(?P<lead>whose )(?P<np>[A-Za-z' ]+?) is(?= )")
+
+
+def plural_phrase(words: str) -> bool:
+    """Whether a noun phrase's head is plural (``address details``, ``pages``; not ``status``,
+    ``address``, ``number of reviews``): the verb after it is "are"."""
+    ws = re.split(r" (?:of|for) ", words.strip(), maxsplit=1)[0].split()
+    return bool(ws) and singular(ws[-1]) != ws[-1]
+
+
+def _agree(m: re.Match[str]) -> str:
+    plural = plural_phrase(m["np"])
+    if m.re is _AGREE_WHAT:
+        return f"{m['lead']}{'are' if plural else 'is'}{m['np']}"
+    return f"{m['lead']}{m['np']} {'are' if plural else 'is'}"
 
 
 def spread(n: int, parts: int) -> list[int]:

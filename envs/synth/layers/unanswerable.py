@@ -58,16 +58,19 @@ from clarisql.envs.synth.layers.common import (
     human,
     id_like_name,
     measures,
+    plural_phrase,
     qi,
     scopes,
     spread,
     sql_lit,
     tidy,
     top_up,
+    typeable,
 )
 from clarisql.envs.synth.names import (
     ABBREVIATIONS,
     CUE_ATTRIBUTES,
+    CUE_PERSONAL,
     PATRON_CUES,
     PERSONAL_ATTRIBUTES,
     WORKER_CUES,
@@ -226,6 +229,18 @@ def plausible(kind: str, cue: str | None = None) -> tuple[str, ...]:
     if cue is not None and cue in CUE_ATTRIBUTES:  # (the kind's list may not fit the cue)
         return CUE_ATTRIBUTES[cue]
     return tuple(dict.fromkeys((*attributes_of(kind, cue), *PERSONAL_ATTRIBUTES.get(kind, ()))))
+
+
+def unrelated_attributes(kind: str, cue: str | None = None) -> tuple[str, ...]:
+    """What column-unrelated requests ask of an entity of ``kind``: its
+    :data:`~clarisql.envs.synth.names.PERSONAL_ATTRIBUTES` (what hardly any database records;
+    for a cue of their own, :data:`~clarisql.envs.synth.names.CUE_PERSONAL`: no book's soundtrack),
+    never one of :func:`~clarisql.envs.synth.names.attributes_of` (what column-related
+    requests ask: records are often stored with it). One attribute, one kind: the same
+    "passport number" is never column-related in one task and column-unrelated in the next."""
+    related = set(attributes_of(kind, cue))
+    own = CUE_PERSONAL[cue] if cue in CUE_PERSONAL else PERSONAL_ATTRIBUTES.get(kind, ())
+    return tuple(a for a in own if a not in related)
 
 
 #: entity words too general for a question about the world (an invoice's ``item``)
@@ -503,6 +518,7 @@ class _UnansGen:
             f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {present_sql(c, qi(c.name))} "
             f"AND LENGTH({qi(c.name)}) <= 80 GROUP BY 1 HAVING COUNT(*) = 1 ORDER BY 1 LIMIT 100"
         )
+        rows = [r for r in rows or () if typeable(r[0])]  # (no address on two lines)
         if not rows:
             return None
         return c, self.rng.choice(rows)[0]
@@ -537,6 +553,7 @@ class _UnansGen:
             f"SELECT {qi(d.name)} FROM {qi(t.name)} WHERE {present_sql(d, qi(d.name))} "
             f"GROUP BY 1 HAVING COUNT(*) BETWEEN 2 AND 20 ORDER BY 1 LIMIT 50"
         )
+        rows = [r for r in rows or () if typeable(r[0])]
         if not rows:
             return None
         return d, self.rng.choice(rows)[0], lab
@@ -544,13 +561,17 @@ class _UnansGen:
     @staticmethod
     def twin_columns(t: TableProfile, avoid: set[str]) -> list[ColumnProfile]:
         """Columns of ``t`` an answerable twin may ask for: speakable, not a key, code or flag,
-        not set by the database itself (timestamps)."""
+        not set by the database itself (timestamps). A low-information column too, if at least
+        half its rows hold a value and not all the same one: one record's city or hire date
+        is a fact a lookup asks for, whatever OrQA's rule says of grouping by it (a table of
+        nine agents would otherwise have no twin and be asked about only as unanswerable)."""
         from clarisql.envs.state.digest import DEFAULT_VOLATILE_COLUMNS
 
         return [
             c
-            for c in t.usable()
-            if c.name not in avoid
+            for c in t.columns
+            if (not c.low_information or (c.missing <= 0.5 and c.distinct >= 2))
+            and c.name not in avoid
             and speakable(c.name)
             and not id_like_name(c.name)
             and c.name.lower() not in DEFAULT_VOLATILE_COLUMNS
@@ -598,8 +619,13 @@ class _UnansGen:
                     used = self._twinned.get  # (twins as varied in their words as the asks)
                     c = min(others, key=lambda x: (used((t.name, x.name), 0), t.columns.index(x)))
                 self._twinned[(t.name, c.name)] = self._twinned.get((t.name, c.name), 0) + 1
+                said = attr_words(human(c.name), _row(t))
+                if "What is the {attr}" in tpl and plural_phrase(said) != plural_phrase(attr):
+                    # ("What are the pages" / "What is the genre": the verb would tell them
+                    # apart) a frame whose verb does not agree with the attribute
+                    tpl = rng.choice([f for f in _ATTR_Q if "What is the {attr}" not in f])
                 twin = {
-                    "utterance": tidy(tpl.format(attr=attr_words(human(c.name), _row(t)), **slots)),
+                    "utterance": tidy(tpl.format(attr=said, **slots)),
                     "gold_sql": f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {cond}",
                     "columns": [f"{t.name}.{c.name}", *cols],
                 }
@@ -627,9 +653,12 @@ class _UnansGen:
                 twin = None  # (repeated rows: a listed answer that cannot tell its rows apart)
             else:
                 twin.setdefault("tables", [t.name])
-        meta = {"requested": attr, **extra}
-        if twin is not None:
-            meta["twin"] = twin
+        if twin is None:
+            # no answerable twin: the request is not made. A table none of whose other columns
+            # an answerable lookup may ask (a staff of names and a low-information gender)
+            # would be asked about only as unanswerable, and its rows would tell the kind
+            return None
+        meta = {"requested": attr, **extra, "twin": twin}
         return _made(kind, text, naive, [t.name], cols, meta)
 
     def owner_twin(
@@ -1078,13 +1107,16 @@ class _UnansGen:
             return None
         pool = [
             a
-            for a in plausible(kind, cue)
+            for a in unrelated_attributes(kind, cue)
             if not (words(a) & self.vocab) and self.absent_anywhere(a)
         ]
         if not pool:
             return None
-        attr = self.rng.choice(pool)
-        return self.attr_task(K_UNRELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
+        attr = self.rng.choice(self.least_asked(pool))
+        got = self.attr_task(K_UNRELATED, t, attr, {"entity_kind": kind, "entity_cue": cue})
+        if got is not None:
+            self._asked[attr] = self._asked.get(attr, 0) + 1
+        return got
 
     def non_sql(self) -> Made | None:
         rng = self.rng
