@@ -8,7 +8,9 @@ without it):
 - one attribute, one kind: what column-unrelated requests ask is never what column-related
   ones ask;
 - a ranking ("one of the 3 largest numbers of ...") that keeps most of its rows is no draft;
-- the verb agrees with a plural attribute ("What are the address details of ...").
+- the verb agrees with a plural attribute ("What are the address details of ...");
+- a table is asked no more different absent attributes than its twins may ask columns (at
+  least two): the unanswerable side's words as varied as the answerable side's.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from clarisql.envs.synth.layers.common import tidy, typeable
 from clarisql.envs.synth.layers.unanswerable import (
     K_RELATED,
     K_UNRELATED,
+    MIN_RELATED,
     _UnansGen,
     unrelated_attributes,
 )
@@ -176,3 +179,17 @@ def test_the_verb_agrees_with_a_plural_attribute() -> None:
         'What is the price of the product whose name is "The items is here"?',
     ):
         assert tidy(same) == same
+
+
+def test_a_table_is_asked_no_more_absent_attributes_than_its_twins_ask(lake_gen) -> None:
+    lake, gen, _ = lake_gen
+    asked: dict[str, set[str]] = {}
+    for _ in range(120):
+        m = gen.column_related()
+        if m is not None:
+            asked.setdefault(m.meta["tables"][0], set()).add(m.meta["requested"])
+    assert asked
+    for table, attrs in asked.items():
+        bound = max(MIN_RELATED, len(gen.twin_columns(lake.table(table), set())))
+        assert len(attrs) <= bound, (table, attrs)
+    assert any(len(a) == max(MIN_RELATED, 1) for a in asked.values())  # (and it is reached)
