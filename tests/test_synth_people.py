@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -146,7 +147,7 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
     assert not any(a == "status" for _, a in asked)
     assert not any(a == "hire date" for _, a in asked)
     assert not any(t in ("student", "city") for t, _ in asked)
-    owned = 0
+    owned = same_key = 0
     for m in made:
         assert sum(x.meta["requested"] == m.meta["requested"] for x in made) <= MAX_ASKS
         owner = m.meta["resembles"].split(".")[0]
@@ -155,7 +156,17 @@ def test_column_surface_asks_another_person_s_column_with_that_person_as_twin(ge
             owned += 1
             assert m.meta["requested"] in twin["utterance"]
             assert f"FROM {owner} " in twin["gold_sql"].replace('"', "")
-    assert owned >= 1
+            # named by the same key where the other person has one: only the record differs
+            key, tkey = _key_said(m.utterance), _key_said(twin["utterance"])
+            if key in ("first name", "last name"):  # (both tables have these; email not)
+                assert tkey == key, (m.utterance, twin["utterance"])
+                same_key += 1
+    assert owned >= 1 and same_key >= 1
+
+
+def _key_said(text: str) -> str | None:
+    got = re.search(r"(?:with|whose) ([a-z ]+?)(?: is)? [\"\d]", text)
+    return got.group(1) if got else None
 
 
 def test_what_the_row_gives_another_way_stays_in_doubt(gen) -> None:
@@ -215,3 +226,19 @@ def test_a_staff_of_two_are_people_too(tmp_path) -> None:
     conn.close()
     with _generator(path, 0) as (lake, g):
         assert "staff" in g.other_people(lake.table("actor"))
+
+
+def test_a_column_column_surface_asks_is_never_withheld(gen, monkeypatch) -> None:
+    """The employees' birth date is what column-surface asks of a customer: withheld, the
+    suite would have no column-surface request left; a person's nationality may go."""
+    from clarisql.envs.synth.withhold import eligible
+
+    monkeypatch.setenv("CLARISQL_SYNTH_EMBEDDER", "hashing")
+    lake = gen[0]
+    v = Verifier(lake.db_path)
+    try:
+        got = {(t.name, c.name) for _, members in eligible(lake, v) for t, c, _ in members}
+    finally:
+        v.close()
+    assert ("employee", "birth_date") not in got
+    assert ("person", "nationality") in got  # (what no column-surface asks may go)

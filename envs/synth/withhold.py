@@ -28,7 +28,9 @@ Contract
   speakable attributes (no identifier, flag, coordinate, blob, name or title, timestamp the
   database sets, join or union column, a table's only measure, no total or count over
   other rows
-  (:func:`~.layers.writes.derived_columns`), which a query could still compute); without them
+  (:func:`~.layers.writes.derived_columns`), which a query could still compute, and no column
+  column-surface asks other rows about (``surface_candidates``: the employees' birth date asked
+  of a customer; withheld, the suite would have no column-surface request)); without them
   no column may hold the words (:func:`~.layers.unanswerable.absent`; the embedder's check
   comes in the layer, which asks a column only if it agrees) and
   no table the request is about reaches one with their head noun
@@ -126,11 +128,15 @@ def eligible(lake: LakeProfile, v: Verifier) -> list[tuple[str, tuple[Member, ..
     semantic = None  # (spelling only: loading the embedder here would keep the stages
     # from forking; the unanswerable layer asks a withheld column only if it agrees)
     subjects = {t.name for t in gen.tables}
+    # a column column-surface asks other rows about (the employees' birth date asked of a
+    # customer) stays: withheld, the suite would lose that kind of request altogether
+    surface = {(b.name, c.name) for t in gen.tables for b, c in gen.surface_candidates(t)}
 
     def droppable(t: TableProfile, c: ColumnProfile) -> bool:
         return not (  # (a column too sparse for a draft is still an attribute of the rows)
             (t.name, c.name) in joined
             or (t.name, c.name) in derived
+            or (t.name, c.name) in surface
             or c.key_part
             or id_like_name(c.name)
             or not speakable(c.name)

@@ -509,10 +509,14 @@ class _UnansGen:
         return self._absent[attr]
 
     # --- shared pieces -------------------------------------------------------------------------
-    def subject(self, t: TableProfile, titled: bool = False) -> tuple[ColumnProfile, Any] | None:
+    def subject(
+        self, t: TableProfile, titled: bool = False, like: str | None = None
+    ) -> tuple[ColumnProfile, Any] | None:
         """A name column of ``t`` and one of its values (the record a question is about);
         with ``titled``, only a column called a name or a title (an opinion is asked of a
-        film's title, not of its composer credits)."""
+        film's title, not of its composer credits); with ``like``, a column whose key words
+        (:func:`_key`) are ``like`` when ``t`` has one (an owner twin names its record by the
+        same key as its task)."""
         cols = entities(t) or [
             c
             for c in t.usable()
@@ -523,6 +527,8 @@ class _UnansGen:
         cols = [c for c in cols if not self.credits(t, c)]
         if not cols:
             return None
+        if like is not None:
+            cols = [c for c in cols if _key(c, t) == like] or cols
         c = self.rng.choice(cols)
         rows = self.v.rows(
             f"SELECT {qi(c.name)} FROM {qi(t.name)} WHERE {present_sql(c, qi(c.name))} "
@@ -621,7 +627,7 @@ class _UnansGen:
             cols = [f"{t.name}.{subj[0].name}"]
             others = self.twin_columns(t, {subj[0].name})
             if owner is not None:
-                twin = self.owner_twin(tpl, owner, attr, listing=False)
+                twin = self.owner_twin(tpl, owner, attr, listing=False, key=slots["key"])
             if twin is None and others:
                 # the column nearest to the attribute asked: their words overlap most;
                 c = max(others, key=lambda c: _nearness(attr, c, t))
@@ -672,7 +678,12 @@ class _UnansGen:
         return _made(kind, text, naive, [t.name], cols, meta)
 
     def owner_twin(
-        self, tpl: str, owner: tuple[TableProfile, ColumnProfile], attr: str, listing: bool
+        self,
+        tpl: str,
+        owner: tuple[TableProfile, ColumnProfile],
+        attr: str,
+        listing: bool,
+        key: str | None = None,
     ) -> dict[str, Any] | None:
         """The answerable twin of a request for ``attr`` that another people's table ``b``
         holds (``owner = (b, c)``): the frame ``tpl`` about one of ``b``'s rows (``listing``:
@@ -686,8 +697,8 @@ class _UnansGen:
             d, v, _ = got
             slots = {"subj": _row(b), "subjs": plural(_row(b)), "key": _key(d, b), "v": _q(v)}
         else:
-            subj = self.subject(b)
-            if subj is None or subj[0].name == c.name:
+            subj = self.subject(b, like=key)  # (the same key in words: a last name for a last
+            if subj is None or subj[0].name == c.name:  # name, so only the record differs)
                 return None
             d, v = subj
             slots = {"subj": _row(b), "key": _key(d, b), "v": _q(v)}
@@ -782,12 +793,10 @@ class _UnansGen:
         return self._people[t.name]
 
     # --- the five kinds ----------------------------------------------------------------------------
-    def column_surface(self) -> Made | None:
-        rng = self.rng
-        if len(self.tables) < 2:
-            return None
-        t = rng.choice(self.tables)
-        if t.name not in self._surface:  # (other table, column) pairs t may be asked about
+    def surface_candidates(self, t: TableProfile) -> list[tuple[TableProfile, ColumnProfile]]:
+        """The (other table, column) pairs column-surface may ask ``t``'s rows about (see the
+        module docstring), cached per table."""
+        if t.name not in self._surface:
             linked = self.reachable(t)  # any number of joins: a join path may answer,
             people = self.other_people(t)  # unless it leads to other people
             near = [x for x in self.lake.tables if x.name in linked and x.name not in people]
@@ -813,9 +822,16 @@ class _UnansGen:
                     people if b.name in people else frozenset(),
                 )
             ]
+        return self._surface[t.name]
+
+    def column_surface(self) -> Made | None:
+        rng = self.rng
+        if len(self.tables) < 2:
+            return None
+        t = rng.choice(self.tables)
         others = [  # (a suite that asks one birth date thirty times teaches the word)
             (b, c)
-            for b, c in self._surface[t.name]
+            for b, c in self.surface_candidates(t)
             if self._asked.get(attr_words(human(c.name), _row(b)), 0) < MAX_ASKS
         ]
         if not others:
