@@ -23,7 +23,8 @@ list price; a ``store_address`` holds the address details).
   database's own words, so the words cannot say that few databases store it. A table is asked
   at most as many different world attributes as its twins may ask columns (at least
   :data:`MIN_RELATED`).
-- ``[2]`` column-unrelated: an attribute of another kind of entity (the ``breed`` of an invoice)
+- ``[2]`` column-unrelated: an attribute such entities have that hardly any database records
+  (:func:`unrelated_attributes`: a customer's ``star sign``; never one column-related asks)
   none of whose words appears in the lake's schema or values.
 - ``[3]`` non-sql: about columns that exist, but needs what no agent with SQL and text has (a
   chart, a printer, a message to a phone, a call, a calendar entry).
@@ -439,8 +440,6 @@ def embedder_check() -> Any:
 
 #: how often a suite asks one attribute as column-surface at most
 MAX_ASKS = 3
-#: how often a column-related request is drawn among the withheld columns first (when the lake
-#: has any), and how often a suite asks one withheld column at most
 #: A table is asked at most as many different world attributes (column-related) as it has
 #: columns its twins may ask (:meth:`_UnansGen.twin_columns`), and at least this many: the
 #: unanswerable side's words as varied as the answerable side's. Nine agents whose twins can
@@ -448,6 +447,8 @@ MAX_ASKS = 3
 #: never seen is absent" (the wording probe: mean 0.624 and 25 of 72 splits above 0.65
 #: without the bound, 0.610 and 19 with it, six seeds of four databases)
 MIN_RELATED = 2
+#: how often a column-related request is drawn among the withheld columns first (when the lake
+#: has any), and how often a suite asks one withheld column at most
 WITHHELD_SHARE = 0.6
 WITHHELD_ASKS = 4
 
