@@ -211,7 +211,7 @@ def withhold(lake: LakeProfile, db_path: Path, k: int, seed: int | str) -> LakeP
     docstring)."""
     if k <= 0:
         return lake
-    v = Verifier(db_path, 2.0, 200)
+    v = Verifier(db_path)
     try:
         cands = eligible(lake, v)
     finally:

@@ -1079,8 +1079,8 @@ class _UnansGen:
         ]
         if not left:
             return None
-        low = min(self._asked.get(a, 0) for _, _, a in left)
-        tn, col, attr = self.rng.choice([x for x in left if self._asked.get(x[2], 0) == low])
+        low = set(self.least_asked([a for _, _, a in left]))
+        tn, col, attr = self.rng.choice([x for x in left if x[2] in low])
         t = self.lake.table(tn)
         kind, cue = self.cue_of(t)
         extra = {"entity_kind": kind, "entity_cue": cue, "withheld": f"{tn}.{col}"}
